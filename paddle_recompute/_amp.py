@@ -1,0 +1,91 @@
+"""Autocast and grad-mode state of Paddle's dygraph tracer.
+
+The only module that reads Paddle's private tracer fields: AMP level, dtype, op lists and
+type promotion, plus ``paddle.amp.auto_cast``'s module state.  Setting the fields directly
+replays the exact state (``paddle.amp.auto_cast`` would re-validate and remap dtypes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import importlib
+
+from paddle.base import core, framework
+
+__all__ = ["AmpState", "grad_enabled", "grad_mode", "amp_disabled"]
+
+_O0 = core.AmpLevel.O0
+# `paddle.amp.auto_cast` is also a function name; fetch the module itself.
+_auto_cast_module = importlib.import_module("paddle.amp.auto_cast")
+
+
+def _tracer():
+    return framework._dygraph_tracer()
+
+
+def grad_enabled() -> bool:
+    return bool(_tracer()._has_grad)
+
+
+class AmpState:
+    """Value snapshot of the tracer's autocast settings."""
+
+    __slots__ = ("level", "dtype", "lists", "promote", "module_state")
+
+    @classmethod
+    def capture(cls) -> AmpState:
+        tracer = _tracer()
+        self = cls.__new__(cls)
+        self.level = tracer._amp_level
+        self.dtype = tracer._amp_dtype
+        self.lists = tracer._get_amp_op_list()
+        self.promote = tracer._use_promote
+        self.module_state = _auto_cast_module._g_amp_state_
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.level != _O0
+
+    def apply(self) -> None:
+        tracer = _tracer()
+        tracer._amp_level = self.level
+        tracer._amp_dtype = self.dtype
+        tracer._set_amp_op_list(*self.lists)
+        tracer._use_promote = self.promote
+        _auto_cast_module._g_amp_state_ = self.module_state
+
+    @contextlib.contextmanager
+    def replayed(self) -> Iterator[None]:
+        """Run the body under this autocast state; restore the current one afterwards."""
+        current = AmpState.capture()
+        self.apply()
+        try:
+            yield
+        finally:
+            current.apply()
+
+
+@contextlib.contextmanager
+def amp_disabled() -> Iterator[None]:
+    """Autocast off (for the inner backward), restored afterwards."""
+    tracer = _tracer()
+    level = tracer._amp_level
+    tracer._amp_level = _O0
+    try:
+        yield
+    finally:
+        tracer._amp_level = level
+
+
+@contextlib.contextmanager
+def grad_mode(flag: bool) -> Iterator[None]:
+    tracer = _tracer()
+    before = tracer._has_grad
+    tracer._has_grad = flag
+    try:
+        yield
+    finally:
+        tracer._has_grad = before

@@ -1,0 +1,221 @@
+"""Public entry points: validate options once, then dispatch to a mechanism."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import paddle
+
+from ._layers import find_roots
+from ._nonreentrant import run_non_reentrant
+from ._reentrant import run_reentrant
+
+__all__ = ["recompute", "recompute_sequential"]
+
+_CHECKS = ("default", "none")
+_SEQ_KEYS = ("segments", "preserve_rng_state", "use_reentrant")
+
+
+def recompute(
+    function: Callable[..., Any],
+    *args: Any,
+    preserve_rng_state: bool = True,
+    use_reentrant: bool = True,
+    offload_indices: Sequence[int] | None = None,
+    early_stop: bool = True,
+    determinism_check: str = "default",
+    **kwargs: Any,
+) -> Any:
+    """Run ``function(*args, **kwargs)`` without keeping its activations; recompute them in backward.
+
+    Drop-in for ``paddle.distributed.fleet.utils.recompute`` (same call, options and
+    results), without its limits: keyword-only arguments, nested containers of tensors,
+    non-tensor outputs, inputs that need no grad, BatchNorm statistics, and nesting
+    (non-reentrant) all work.
+
+    Args:
+        function: a ``paddle.nn.Layer``, function, bound method, lambda or closure.
+        *args: positional arguments of ``function``; tensors may sit inside tuples,
+            lists and dicts.
+        preserve_rng_state: replay Paddle's, numpy's, Python's, the fleet tracker's and
+            registered random states, so dropout masks match the forward ones.
+        use_reentrant: ``True``: a ``PyLayer`` reruns the function in its backward.
+            ``False``: saved-tensor hooks rerun it when backward first needs a saved tensor
+            (nestable, supports ``paddle.grad`` and repeated backward).
+        offload_indices: positions in ``args`` of tensors to keep on the host until backward.
+        early_stop: non-reentrant only: stop the rerun once every needed tensor is back.
+        determinism_check: ``"default"`` compares count, shape and dtype of what the rerun
+            produces with the forward; ``"none"`` skips it.
+        **kwargs: keyword arguments of ``function`` (keyword-only ones included).
+
+    Returns:
+        What ``function`` returns, with the same structure.
+
+    Raises:
+        TypeError: ``function`` is not callable, or an option has the wrong type.
+        ValueError: ``offload_indices`` or ``determinism_check`` is invalid.
+        RecomputeError: the recomputation differs from the forward.
+
+    Example:
+        >>> import paddle
+        >>> from paddle_recompute import recompute
+        >>> block = paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.ReLU())
+        >>> x = paddle.randn([2, 4])
+        >>> x.stop_gradient = False
+        >>> recompute(block, x).sum().backward()
+    """
+    offload = _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
+                        early_stop, determinism_check)
+    if not paddle.in_dynamic_mode():
+        from paddle.distributed.auto_parallel.interface import recompute as static_recompute
+
+        return static_recompute(function)(*args, **kwargs)
+    roots = find_roots(function, args, kwargs)
+    check = determinism_check == "default"
+    if use_reentrant:
+        return run_reentrant(function, args, kwargs, state_roots=roots,
+                             preserve_rng_state=preserve_rng_state, offload=offload, check=check)
+    return run_non_reentrant(function, args, kwargs, state_roots=roots,
+                             preserve_rng_state=preserve_rng_state, offload=offload,
+                             check=check, early_stop=early_stop)
+
+
+def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
+              early_stop, determinism_check) -> tuple:
+    if not callable(function):
+        raise TypeError(
+            f"recompute: `function` must be callable (a paddle.nn.Layer or a function), "
+            f"got {type(function).__name__}"
+        )
+    for name, value in (("preserve_rng_state", preserve_rng_state),
+                        ("use_reentrant", use_reentrant), ("early_stop", early_stop)):
+        if not isinstance(value, bool):
+            raise TypeError(f"recompute: `{name}` must be True or False, got {value!r}")
+    if determinism_check not in _CHECKS:
+        raise ValueError(
+            f"recompute: `determinism_check` must be one of {_CHECKS}, got {determinism_check!r}"
+        )
+    return _offload_plan(args, offload_indices)
+
+
+def _offload_plan(args, offload_indices) -> tuple:
+    """Map each offloaded position in ``args`` to its tensor-leaf index."""
+    if not offload_indices:
+        return ()
+    if isinstance(offload_indices, (str, bytes)) or not isinstance(offload_indices, Sequence):
+        raise TypeError(
+            f"recompute: `offload_indices` must be a list of positions in args, got {offload_indices!r}"
+        )
+    leaf_of = {}
+    count = 0
+    for i, arg in enumerate(args):
+        if isinstance(arg, paddle.Tensor):
+            leaf_of[i] = count
+            count += 1
+        elif isinstance(arg, (tuple, list, dict)):
+            count += len(_leaves(arg))
+    plan = []
+    for i in offload_indices:
+        if not isinstance(i, int) or i not in leaf_of:
+            raise ValueError(
+                f"recompute: offload_indices entry {i!r} does not name a tensor in args "
+                f"(tensor positions: {sorted(leaf_of)}); offload only plain tensor arguments"
+            )
+        plan.append((i, leaf_of[i]))
+    return tuple(plan)
+
+
+def _leaves(tree):
+    from ._tree import flatten
+
+    return flatten(tree)[0]
+
+
+def recompute_sequential(
+    ctx: Mapping[str, Any], functions: paddle.nn.Sequential | Sequence[Callable], *args: Any, **kwargs: Any
+) -> Any:
+    """Recompute a chain of callables in ``ctx["segments"]`` segments.
+
+    Mirrors ``paddle.incubate.distributed.fleet.recompute_sequential``: every segment but
+    the last is recomputed; the first callable receives ``*args, **kwargs`` and each later
+    one the previous output as its single argument (as ``paddle.nn.Sequential`` does), so
+    any number of segments works whatever the batch or output structure.
+
+    Args:
+        ctx: ``{"segments": n, "preserve_rng_state": bool, "use_reentrant": bool}``;
+            ``segments`` defaults to 1, the others to True.
+        functions: a ``paddle.nn.Sequential`` or a sequence of callables.
+
+    Returns:
+        The output of the last callable.
+
+    Raises:
+        TypeError: ``ctx`` is not a mapping or ``functions`` holds a non-callable.
+        ValueError: ``segments`` is below 1 or above the number of callables, or ``ctx``
+            has an unknown key.
+
+    Example:
+        >>> import paddle
+        >>> from paddle_recompute import recompute_sequential
+        >>> model = paddle.nn.Sequential(paddle.nn.Linear(10, 10), paddle.nn.Linear(10, 2))
+        >>> out = recompute_sequential({"segments": 2}, model, paddle.ones([8, 10]))
+    """
+    funcs, segments, options = _sequential_plan(ctx, functions)
+    size = len(funcs) // segments
+    value: Any = None
+    start = 0
+    for seg in range(segments - 1):
+        chunk = funcs[start:start + size]
+        if seg == 0:
+            value = recompute(_Chain(chunk), *args, **options, **kwargs)
+        else:
+            value = recompute(_Chain(chunk), value, **options)
+        start += size
+    last = _Chain(funcs[start:])
+    return last(*args, **kwargs) if segments == 1 else last(value)
+
+
+class _Chain:
+    """``f_n(...f_2(f_1(*args, **kwargs)))``; exposes its layers for state handling."""
+
+    __slots__ = ("functions",)
+
+    def __init__(self, functions):
+        self.functions = functions
+
+    @property
+    def _recompute_roots(self):
+        return self.functions
+
+    def __call__(self, *args, **kwargs):
+        value = self.functions[0](*args, **kwargs)
+        for f in self.functions[1:]:
+            value = f(value)
+        return value
+
+
+def _sequential_plan(ctx, functions):
+    if not isinstance(ctx, Mapping):
+        raise TypeError(f"recompute_sequential: `ctx` must be a dict like {{'segments': 2}}, got {ctx!r}")
+    unknown = sorted(set(ctx) - set(_SEQ_KEYS))
+    if unknown:
+        raise ValueError(f"recompute_sequential: unknown ctx keys {unknown}; allowed: {list(_SEQ_KEYS)}")
+    if isinstance(functions, paddle.nn.Sequential):
+        funcs = list(functions.children())
+    elif isinstance(functions, Sequence) and not isinstance(functions, (str, bytes)):
+        funcs = list(functions)
+    else:
+        raise TypeError("recompute_sequential: `functions` must be a paddle.nn.Sequential or a list of callables")
+    bad = [i for i, f in enumerate(funcs) if not callable(f)]
+    if bad:
+        raise TypeError(f"recompute_sequential: functions at positions {bad} are not callable")
+    segments = ctx.get("segments", 1)
+    if isinstance(segments, bool) or not isinstance(segments, int) or not 1 <= segments <= len(funcs):
+        raise ValueError(
+            f"recompute_sequential: ctx['segments'] must be an integer from 1 to the number of "
+            f"functions ({len(funcs)}), got {segments!r}"
+        )
+    options = {"preserve_rng_state": ctx.get("preserve_rng_state", True),
+               "use_reentrant": ctx.get("use_reentrant", True)}
+    return funcs, segments, options

@@ -1,0 +1,108 @@
+"""One process-wide pair of saved-tensor hooks, shared by a stack of frames.
+
+Paddle allows a single ``saved_tensors_hooks`` pair at a time, so regions cannot each
+install their own.  Instead the first active frame installs one dispatching pair and every
+frame (recompute regions, recomputations, offload, user hooks registered through
+:func:`saved_tensors_hooks`) pushes itself on a stack; the innermost frame packs.
+
+Invariant: the object a frame's ``pack`` returns has an ``unpack()`` method, and
+``obj.unpack()`` equals the packed tensor in value, shape, dtype and place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from paddle.base import core
+
+from ._errors import RecomputeError
+
+__all__ = ["pushed", "saved_tensors_hooks", "active_frames"]
+
+_STACK: list = []
+
+
+def _pack(tensor):
+    return _STACK[-1].pack(tensor)
+
+
+def _unpack(packed):
+    return packed.unpack()
+
+
+def active_frames() -> tuple:
+    return tuple(_STACK)
+
+
+def _install() -> None:
+    try:
+        core.eager.register_saved_tensors_hooks(_pack, _unpack)
+    except ValueError as exc:
+        raise RecomputeError(
+            "recompute(use_reentrant=False): another paddle.autograd.saved_tensors_hooks is "
+            "already active, and Paddle allows only one pair at a time. Register your hooks "
+            "with paddle_recompute.saved_tensors_hooks(pack, unpack) instead: it composes "
+            "with recompute regions."
+        ) from exc
+
+
+@contextlib.contextmanager
+def pushed(frame) -> Iterator[None]:
+    """Make ``frame`` the innermost packer for the body."""
+    if not _STACK:
+        _install()
+    _STACK.append(frame)
+    try:
+        yield
+    finally:
+        _STACK.pop()
+        if not _STACK:
+            core.eager.reset_saved_tensors_hooks()
+
+
+class _UserPacked:
+    __slots__ = ("value", "unpack_hook")
+
+    def __init__(self, value, unpack_hook):
+        self.value = value
+        self.unpack_hook = unpack_hook
+
+    def unpack(self):
+        return self.unpack_hook(self.value)
+
+
+class _UserFrame:
+    __slots__ = ("pack_hook", "unpack_hook")
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def pack(self, tensor):
+        return _UserPacked(self.pack_hook(tensor), self.unpack_hook)
+
+
+@contextlib.contextmanager
+def saved_tensors_hooks(
+    pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]
+) -> Iterator[None]:
+    """Like ``paddle.autograd.saved_tensors_hooks``, but nestable with recompute regions.
+
+    Tensors saved inside the body go through ``pack_hook``; inside a recompute region opened
+    within the body, the region owns its saved tensors (they are recomputed, not packed).
+
+    Raises:
+        TypeError: a hook is not callable.
+        RecomputeError: a plain ``paddle.autograd.saved_tensors_hooks`` is already active.
+
+    Example:
+        >>> import paddle, paddle_recompute as pr
+        >>> with pr.saved_tensors_hooks(lambda t: t, lambda t: t):
+        ...     y = paddle.ones([2]) * 2
+    """
+    if not (callable(pack_hook) and callable(unpack_hook)):
+        raise TypeError("saved_tensors_hooks: pack_hook and unpack_hook must be callables")
+    with pushed(_UserFrame(pack_hook, unpack_hook)):
+        yield

@@ -1,0 +1,109 @@
+"""Find the Layers a recomputed function runs, and keep their running statistics still.
+
+BatchNorm updates its running mean and variance in place on every training-mode call; a
+recomputation would update them a second time.  Recomputation therefore snapshots the
+buffers of stateful layers and writes them back afterwards (only in backward, so the
+forward pays nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+
+import paddle
+from paddle import nn
+
+__all__ = ["find_roots", "register_stateful_layer", "frozen_buffers", "trainable_params"]
+
+_STATEFUL: list[type] = [nn.layer.norm._BatchNormBase, nn.BatchNorm, nn.SpectralNorm]
+
+
+def register_stateful_layer(cls: type) -> type:
+    """Declare a Layer type whose buffers change in forward (kept still in recomputation).
+
+    Usable as a class decorator.
+
+    Raises:
+        TypeError: ``cls`` is not a ``paddle.nn.Layer`` subclass.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, nn.Layer)):
+        raise TypeError(f"register_stateful_layer: expected a paddle.nn.Layer subclass, got {cls!r}")
+    if cls not in _STATEFUL:
+        _STATEFUL.append(cls)
+    return cls
+
+
+def find_roots(function, args: tuple, kwargs: dict) -> tuple:
+    """Layers reachable from the callable and its arguments, without walking sublayers."""
+    roots: list = []
+    _collect(function, roots, depth=0)
+    for value in args:
+        if isinstance(value, nn.Layer):
+            roots.append(value)
+    for value in kwargs.values():
+        if isinstance(value, nn.Layer):
+            roots.append(value)
+    return tuple(roots)
+
+
+def _collect(obj, roots: list, depth: int) -> None:
+    if depth > 3:
+        return
+    if isinstance(obj, nn.Layer):
+        roots.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            if isinstance(item, nn.Layer):
+                roots.append(item)
+    elif isinstance(obj, functools.partial):
+        _collect(obj.func, roots, depth + 1)
+        for item in obj.args:
+            _collect(item, roots, depth + 1)
+    elif hasattr(obj, "_recompute_roots"):
+        for item in obj._recompute_roots:
+            _collect(item, roots, depth + 1)
+    else:
+        owner = getattr(obj, "__self__", None)
+        if owner is not None:
+            _collect(owner, roots, depth + 1)
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                _collect(cell.cell_contents, roots, depth + 1)
+            except ValueError:  # empty cell
+                pass
+
+
+def _stateful_layers(roots: tuple) -> list:
+    seen: set[int] = set()
+    found = []
+    kinds = tuple(_STATEFUL)
+    for root in roots:
+        for layer in root.sublayers(include_self=True):
+            if isinstance(layer, kinds) and id(layer) not in seen:
+                seen.add(id(layer))
+                found.append(layer)
+    return found
+
+
+def trainable_params(roots: tuple) -> bool:
+    """Whether any parameter under ``roots`` needs a gradient."""
+    return any(not p.stop_gradient for root in roots for p in root.parameters())
+
+
+@contextlib.contextmanager
+def frozen_buffers(roots: tuple) -> Iterator[None]:
+    """Buffers of stateful training-mode layers are restored after the body."""
+    saved = []
+    if roots:
+        for layer in _stateful_layers(roots):
+            if layer.training:
+                saved.extend((buf, buf.clone()) for buf in layer.buffers(include_sublayers=False))
+    try:
+        yield
+    finally:
+        if saved:
+            with paddle.no_grad():
+                for buf, value in saved:
+                    paddle.assign(value, output=buf)

@@ -1,0 +1,59 @@
+"""Flatten nested call arguments into tensor leaves and a spec to rebuild them.
+
+Only tuples, lists and dicts are descended into; every other value is kept as-is.
+The spec is plain Python, so rebuilding costs one pass over the structure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import paddle
+
+__all__ = ["flatten", "unflatten", "map_tensors"]
+
+_Tensor = paddle.Tensor
+# Spec nodes: ("t", i) tensor leaf i; ("v", value) constant; (type, children) container;
+# ("d", type, keys, children) dict-like.
+_LEAF_T = "t"
+_CONST = "v"
+_DICT = "d"
+
+
+def flatten(tree: Any) -> tuple[list[paddle.Tensor], Any]:
+    """Return (tensor leaves in order, spec)."""
+    leaves: list[paddle.Tensor] = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(node: Any, leaves: list) -> Any:
+    if isinstance(node, _Tensor):
+        leaves.append(node)
+        return (_LEAF_T, len(leaves) - 1)
+    cls = type(node)
+    if cls is tuple or cls is list:
+        return (cls, [_flatten(child, leaves) for child in node])
+    if cls is dict:
+        keys = list(node)
+        return (_DICT, cls, keys, [_flatten(node[k], leaves) for k in keys])
+    return (_CONST, node)
+
+
+def unflatten(spec: Any, leaves: list | tuple) -> Any:
+    """Rebuild the structure described by ``spec`` with ``leaves`` as its tensors."""
+    tag = spec[0]
+    if tag == _LEAF_T:
+        return leaves[spec[1]]
+    if tag == _CONST:
+        return spec[1]
+    if tag == _DICT:
+        return spec[1](zip(spec[2], (unflatten(c, leaves) for c in spec[3])))
+    return tag(unflatten(c, leaves) for c in spec[1])
+
+
+def map_tensors(fn, tree: Any) -> Any:
+    """Apply ``fn`` to every tensor inside ``tree``; returns the same structure."""
+    leaves, spec = flatten(tree)
+    if not leaves:
+        return tree
+    return unflatten(spec, [fn(t) for t in leaves])
