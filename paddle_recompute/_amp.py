@@ -14,7 +14,7 @@ import importlib
 
 from paddle.base import core, framework
 
-__all__ = ["AmpState", "grad_enabled", "grad_mode", "amp_disabled"]
+__all__ = ["AmpState", "grad_enabled", "set_grad_enabled", "amp_disabled"]
 
 _O0 = core.AmpLevel.O0
 # `paddle.amp.auto_cast` is also a function name; fetch the module itself.
@@ -29,13 +29,27 @@ def grad_enabled() -> bool:
     return bool(_tracer()._has_grad)
 
 
+def set_grad_enabled(flag: bool) -> None:
+    _tracer()._has_grad = flag
+
+
 class AmpState:
-    """Value snapshot of the tracer's autocast settings."""
+    """Value snapshot of the tracer's autocast settings.
+
+    ``capture()`` returns None when autocast is off: then the op lists, dtype and promotion
+    flag have no effect, and replay only has to make sure autocast is off too.
+    """
 
     __slots__ = ("level", "dtype", "lists", "promote", "module_state")
 
     @classmethod
-    def capture(cls) -> AmpState:
+    def capture(cls) -> AmpState | None:
+        if _tracer()._amp_level == _O0:
+            return None
+        return cls.capture_full()
+
+    @classmethod
+    def capture_full(cls) -> AmpState:
         tracer = _tracer()
         self = cls.__new__(cls)
         self.level = tracer._amp_level
@@ -45,10 +59,6 @@ class AmpState:
         self.module_state = _auto_cast_module._g_amp_state_
         return self
 
-    @property
-    def enabled(self) -> bool:
-        return self.level != _O0
-
     def apply(self) -> None:
         tracer = _tracer()
         tracer._amp_level = self.level
@@ -57,15 +67,23 @@ class AmpState:
         tracer._use_promote = self.promote
         _auto_cast_module._g_amp_state_ = self.module_state
 
-    @contextlib.contextmanager
-    def replayed(self) -> Iterator[None]:
-        """Run the body under this autocast state; restore the current one afterwards."""
-        current = AmpState.capture()
-        self.apply()
-        try:
-            yield
-        finally:
-            current.apply()
+    @staticmethod
+    def swap(target: AmpState | None) -> AmpState | bool:
+        """Make ``target`` current; return what to ``restore`` afterwards (False: nothing)."""
+        if target is None:
+            current = AmpState.capture()
+            if current is None:
+                return False
+            _tracer()._amp_level = _O0
+            return current
+        current = AmpState.capture_full()
+        target.apply()
+        return current
+
+    @staticmethod
+    def restore(previous: AmpState | bool) -> None:
+        if previous is not False:
+            previous.apply()
 
 
 @contextlib.contextmanager
@@ -78,14 +96,3 @@ def amp_disabled() -> Iterator[None]:
         yield
     finally:
         tracer._amp_level = level
-
-
-@contextlib.contextmanager
-def grad_mode(flag: bool) -> Iterator[None]:
-    tracer = _tracer()
-    before = tracer._has_grad
-    tracer._has_grad = flag
-    try:
-        yield
-    finally:
-        tracer._has_grad = before

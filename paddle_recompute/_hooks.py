@@ -48,15 +48,20 @@ def _install() -> None:
         ) from exc
 
 
-@contextlib.contextmanager
-def pushed(frame) -> Iterator[None]:
-    """Make ``frame`` the innermost packer for the body."""
-    if not _STACK:
-        _install()
-    _STACK.append(frame)
-    try:
-        yield
-    finally:
+class pushed:
+    """Context manager: make ``frame`` the innermost packer for the body."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame):
+        self.frame = frame
+
+    def __enter__(self) -> None:
+        if not _STACK:
+            _install()
+        _STACK.append(self.frame)
+
+    def __exit__(self, *exc: object) -> None:
         _STACK.pop()
         if not _STACK:
             core.eager.reset_saved_tensors_hooks()

@@ -8,14 +8,12 @@ forward pays nothing).
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator
 
 import paddle
 from paddle import nn
 
-__all__ = ["find_roots", "register_stateful_layer", "frozen_buffers", "trainable_params"]
+__all__ = ["find_roots", "register_stateful_layer", "freeze_buffers", "restore_buffers", "layer_call_params"]
 
 _STATEFUL: list[type] = [nn.layer.norm._BatchNormBase, nn.BatchNorm, nn.SpectralNorm]
 
@@ -87,23 +85,47 @@ def _stateful_layers(roots: tuple) -> list:
     return found
 
 
-def trainable_params(roots: tuple) -> bool:
-    """Whether any parameter under ``roots`` needs a gradient."""
-    return any(not p.stop_gradient for root in roots for p in root.parameters())
+def layer_call_params(function, roots: tuple) -> tuple | None:
+    """Trainable parameters of a Layer call, or None when ``function`` is opaque.
+
+    A call is a Layer call when ``function`` is a Layer, a bound method of one, or a
+    partial or chain of those: then every parameter it can touch is under ``roots``.
+    """
+    if not roots or not _is_layer_call(function):
+        return None
+    seen: set[int] = set()
+    params = []
+    for root in roots:
+        for p in root.parameters():
+            if not p.stop_gradient and id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
+    return tuple(params)
 
 
-@contextlib.contextmanager
-def frozen_buffers(roots: tuple) -> Iterator[None]:
-    """Buffers of stateful training-mode layers are restored after the body."""
+def _is_layer_call(function) -> bool:
+    if isinstance(function, nn.Layer):
+        return True
+    if isinstance(function, functools.partial):
+        return _is_layer_call(function.func)
+    chained = getattr(function, "_recompute_roots", None)
+    if chained is not None:
+        return all(_is_layer_call(f) for f in chained)
+    return isinstance(getattr(function, "__self__", None), nn.Layer)
+
+
+def freeze_buffers(roots: tuple) -> list:
+    """Snapshot the buffers of stateful training-mode layers under ``roots``."""
     saved = []
     if roots:
         for layer in _stateful_layers(roots):
             if layer.training:
                 saved.extend((buf, buf.clone()) for buf in layer.buffers(include_sublayers=False))
-    try:
-        yield
-    finally:
-        if saved:
-            with paddle.no_grad():
-                for buf, value in saved:
-                    paddle.assign(value, output=buf)
+    return saved
+
+
+def restore_buffers(saved: list) -> None:
+    """Write back a snapshot taken by :func:`freeze_buffers`."""
+    with paddle.no_grad():
+        for buf, value in saved:
+            paddle.assign(value, output=buf)

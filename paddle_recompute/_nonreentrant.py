@@ -5,26 +5,35 @@ inside the region is replaced by a small ``_Handle`` (index into the region's fr
 the activation itself can be freed.  When backward unpacks a handle whose value is not
 there, the frame reruns the function (replaying state, see NOTE [ Replay ]) with a
 ``_Recomputation`` frame on the hook stack; the k-th tensor saved there is the k-th tensor
-saved in forward.  Only tensors whose handles are still alive are kept, and with
-``early_stop`` the rerun stops as soon as the last of them has been produced.  An unpacked
-value is handed over once; a second backward (``retain_graph=True``) recomputes again.
-Frames nest: the innermost region on the stack owns the tensors saved inside it.
+saved in forward.  Only tensors whose handles are still alive are kept.  An unpacked value
+is handed over once; a second backward (``retain_graph=True``) recomputes again.  Frames
+nest: the innermost region on the stack owns the tensors saved inside it.
+
+NOTE [ Early stop ]: the rerun can stop as soon as the last needed tensor is back, by
+raising from the pack hook.  Paddle turns that exception into an ``OSError`` carrying a
+formatted Python stack, which costs tens of microseconds, so the stop is only worth it
+when the part of the region after its last saved tensor took longer than that in the
+forward.  The forward measures that tail; ``early_stop=True`` stops early when the tail
+exceeds ``EARLY_STOP_MIN_TAIL_NS``.
 """
 
 from __future__ import annotations
 
+import time
 import weakref
 
-from . import _hooks
+from . import _hooks, _tree
 from ._amp import grad_enabled
 from ._check import check_count, check_same, tensor_meta
 from ._errors import RecomputeError
 from ._offload import to_host, to_place
 from ._state import ForwardState
 
-__all__ = ["run_non_reentrant"]
+__all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS"]
 
 _API = "recompute(use_reentrant=False)"
+EARLY_STOP_MIN_TAIL_NS = 100_000
+_clock = time.perf_counter_ns
 
 
 class _Stop(Exception):
@@ -56,8 +65,8 @@ _DISCARDED = _Discarded()
 
 class _Frame:
     __slots__ = (
-        "function", "args", "kwargs", "host", "state", "refs", "meta", "storage",
-        "early_stop", "check",
+        "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
+        "early_stop", "check", "last_pack_ns",
     )
 
     def pack(self, tensor):
@@ -65,6 +74,7 @@ class _Frame:
         self.refs.append(weakref.ref(handle))
         if self.check:
             self.meta.append(tensor_meta(tensor))
+        self.last_pack_ns = _clock()
         return handle
 
     def unpack(self, index: int):
@@ -79,15 +89,19 @@ class _Frame:
             ) from None
 
     def _inputs(self):
-        args, kwargs = self.args, self.kwargs
-        if self.host:
-            args = list(args)
-            for i, place in self.host.items():
-                args[i] = to_place(args[i], place)
-        return _detach_tree(args), _detach_tree(kwargs)
+        out = []
+        for i, t in enumerate(self.leaves):
+            if i in self.host:
+                t = to_place(t, self.host[i])
+            d = t.detach()
+            if not t.stop_gradient:
+                d.stop_gradient = False
+            out.append(d)
+        return _tree.unflatten(self.spec, out)
 
     def _recompute(self) -> None:
-        needed = {i for i, ref in enumerate(self.refs) if ref() is not None}
+        refs = self.refs
+        needed = {i for i in range(len(refs)) if refs[i]() is not None}
         if not needed:
             return
         rec = _Recomputation(self, needed)
@@ -99,7 +113,7 @@ class _Frame:
                 if not rec.stopped:
                     raise
         if not rec.stopped and self.check:
-            check_count(_API, "tensors saved for backward", len(self.refs), rec.count)
+            check_count(_API, "tensors saved for backward", len(refs), rec.count)
 
 
 class _Recomputation:
@@ -134,20 +148,6 @@ class _Recomputation:
         return _DISCARDED
 
 
-def _detach_tree(tree):
-    from ._tree import map_tensors
-
-    return map_tensors(_detach_like, tree)
-
-
-def _detach_like(t):
-    if t.stop_gradient:
-        return t.detach()
-    d = t.detach()
-    d.stop_gradient = False
-    return d
-
-
 def run_non_reentrant(
     function, args, kwargs, *, state_roots, preserve_rng_state, offload, check, early_stop
 ):
@@ -156,18 +156,18 @@ def run_non_reentrant(
         return function(*args, **kwargs)
     frame = _Frame()
     frame.function = function
-    frame.args = args
-    frame.kwargs = kwargs
+    frame.leaves, frame.spec = _tree.flatten((args, kwargs))
     frame.host = {}
-    if offload:
-        frame.args = list(args)
-        for arg_index, _ in offload:
-            frame.args[arg_index], frame.host[arg_index] = to_host(args[arg_index])
+    for _, leaf in offload:
+        frame.leaves[leaf], frame.host[leaf] = to_host(frame.leaves[leaf])
     frame.refs = []
     frame.meta = []
     frame.storage = {}
-    frame.early_stop = early_stop
     frame.check = check
+    frame.last_pack_ns = 0
     frame.state = ForwardState(preserve_rng_state, state_roots)
     with _hooks.pushed(frame):
-        return function(*args, **kwargs)
+        out = function(*args, **kwargs)
+    frame.state.forward_done()
+    frame.early_stop = early_stop and _clock() - frame.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
+    return out

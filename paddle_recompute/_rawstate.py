@@ -28,6 +28,9 @@ class _PublicNumpy:
 
     fast = False
 
+    def unchanged_since(self, state) -> bool:
+        return False
+
     def get(self):
         return np.random.get_state()
 
@@ -54,23 +57,34 @@ class _RawNumpy:
         return self._addr
 
     def get(self):
-        base = id(self._rs)
-        return (
-            ctypes.string_at(self._mt_addr(), _MT_BYTES),
-            ctypes.string_at(base + self._hg, 4),
-            ctypes.string_at(base + self._g, 8),
-        )
+        bg = self._rs._bit_generator
+        if bg is not self._bg:  # re-read only if someone swapped the bit generator
+            self._bg, self._addr = bg, bg.ctypes.state_address
+        # has_gauss (int) and gauss (double) are read as one span
+        return (ctypes.string_at(self._addr, _MT_BYTES),
+                ctypes.string_at(id(self._rs) + self._hg, self._g + 8 - self._hg))
+
+    def unchanged_since(self, state) -> bool:
+        """Cheap check that no number was drawn since ``state`` was taken.
+
+        Compares the position, the last three key words and the gauss cache: a draw moves
+        the position, and wrapping around regenerates every key word.
+        """
+        mt, gauss_span = state
+        return (ctypes.string_at(self._addr + _MT_BYTES - 16, 16) == mt[-16:]
+                and ctypes.string_at(id(self._rs) + self._hg, len(gauss_span)) == gauss_span)
 
     def set(self, state) -> None:
-        mt, has_gauss, gauss = state
-        base = id(self._rs)
+        mt, gauss_span = state
         ctypes.memmove(self._mt_addr(), mt, _MT_BYTES)
-        ctypes.memmove(base + self._hg, has_gauss, 4)
-        ctypes.memmove(base + self._g, gauss, 8)
+        ctypes.memmove(id(self._rs) + self._hg, gauss_span, len(gauss_span))
 
 
 class _PublicRandom:
     fast = False
+
+    def unchanged_since(self, state) -> bool:
+        return False
 
     def get(self):
         return random.getstate()
@@ -90,6 +104,12 @@ class _RawRandom:
 
     def get(self):
         return ctypes.string_at(id(self._inst) + self._off, _MT_BYTES), self._inst.gauss_next
+
+    def unchanged_since(self, state) -> bool:
+        """The index moves on every draw; wrapping around regenerates the state words."""
+        raw, gauss_next = state
+        return (ctypes.string_at(id(self._inst) + self._off, 16) == raw[:16]
+                and self._inst.gauss_next == gauss_next)
 
     def set(self, state) -> None:
         raw, gauss_next = state

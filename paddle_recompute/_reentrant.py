@@ -1,34 +1,45 @@
 """Reentrant recompute: a ``PyLayer`` that runs the function without grad in forward and
 reruns it with grad inside its backward.
 
-Differences from Paddle's ``RecomputeFunction`` and why:
+NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and why.
 - Arguments are flattened (any nesting of tuples/lists/dicts, keyword-only included) and
   only tensors enter the PyLayer, so no ``inspect.signature`` binding is needed.
-- Outputs are flattened too: ``None`` and non-tensor values come back unchanged, integer
+- Outputs are flattened too: ``None`` and non-tensor values come back unchanged; integer
   outputs are non-differentiable.
-- If no input tensor needs a gradient but the function has trainable parameters, a
-  one-element anchor tensor that needs a gradient joins the inputs, so Paddle calls the
-  backward and the parameters get their gradients.
-- Inputs are kept on the frame, not through ``save_for_backward``, so a second backward
-  with ``retain_graph=True`` recomputes again instead of crashing.
+- When the function is a Layer (or a bound method, partial or chain of Layers) its
+  trainable parameters enter the PyLayer as inputs, and the backward computes their
+  gradients with ``paddle.grad`` and returns them.  Paddle's engine then accumulates them
+  like any other gradient: parameters get gradients even when no input needs one,
+  ``paddle.grad`` does not touch ``.grad``, and DataParallel's reducer sees each parameter
+  become ready once, at the normal time.  For an opaque callable (a lambda, a closure) the
+  backward accumulates into whatever leaves it reaches, as Paddle does, and a one-element
+  anchor input makes sure the backward runs even when no input needs a gradient.
+- Inputs live on the frame, not in ``save_for_backward``.  Paddle's ``PyLayer`` crashes the
+  process on a second backward through the same node (``retain_graph=True``); a gradient
+  hook on the outputs turns that into a clear error before the node runs.
 """
 
 from __future__ import annotations
 
+import inspect
+import sys
+
 import paddle
 from paddle.autograd import PyLayer
+from paddle.base.dygraph import base as _dygraph_base
 
 from . import _tree
 from ._amp import amp_disabled, grad_enabled
 from ._check import check_count, check_same, tensor_meta
 from ._errors import RecomputeError
-from ._layers import trainable_params
+from ._layers import layer_call_params
 from ._offload import to_host, to_place
 from ._state import ForwardState
 
 __all__ = ["run_reentrant"]
 
 _API = "recompute(use_reentrant=True)"
+_GRAD_CODE = inspect.unwrap(_dygraph_base.grad).__code__
 
 
 class _Frame:
@@ -36,12 +47,8 @@ class _Frame:
 
     __slots__ = (
         "function", "spec", "n_inputs", "inputs", "host", "state", "out_spec", "out_meta",
-        "check", "anchored",
+        "check", "params", "anchored", "backward_runs", "leaf_keys", "__weakref__",
     )
-
-    def rebuilt_args(self, tensors):
-        args, kwargs = _tree.unflatten(self.spec, tensors)
-        return args, kwargs
 
     def detached_inputs(self) -> list:
         out = []
@@ -53,46 +60,152 @@ class _Frame:
             out.append(d)
         return out
 
+    def guard(self, grad):
+        """Gradient hook on the outputs: refuse a second backward before Paddle crashes."""
+        if self.backward_runs:
+            raise RecomputeError(
+                f"{_API} cannot run backward twice through the same region "
+                "(backward(retain_graph=True) then backward()): Paddle's PyLayer does not "
+                "support it. Use recompute(..., use_reentrant=False), which does."
+            )
+        return grad
+
 
 class _RecomputeLayer(PyLayer):
     @staticmethod
     def forward(ctx, frame: _Frame, *tensors):
         ctx.frame = frame
-        args, kwargs = frame.rebuilt_args(tensors[: frame.n_inputs])
+        inputs = tensors[: frame.n_inputs]
+        args, kwargs = _tree.unflatten(frame.spec, inputs)
         with paddle.no_grad():
             outputs = frame.function(*args, **kwargs)
+        frame.state.forward_done()
         out_tensors, frame.out_spec = _tree.flatten(outputs)
         if frame.check:
             frame.out_meta = [tensor_meta(t) for t in out_tensors]
-        not_diff = [t for t in out_tensors if not t.is_floating_point()]
-        if not_diff:
-            ctx.mark_non_differentiable(*not_diff)
+        _mark_outputs(ctx, out_tensors, tensors)
+        if not out_tensors:  # PyLayer needs one tensor output; this one carries no gradient
+            placeholder = paddle.zeros([0])
+            ctx.mark_non_differentiable(placeholder)
+            return placeholder
         return tuple(out_tensors)
 
     @staticmethod
     def backward(ctx, *grads):
         frame: _Frame = ctx.frame
-        if frame is None:
-            raise RecomputeError(f"{_API}: backward called after the frame was released")
+        frame.backward_runs += 1
         inputs = frame.detached_inputs()
-        args, kwargs = frame.rebuilt_args(inputs)
+        args, kwargs = _tree.unflatten(frame.spec, inputs)
         with frame.state.replayed():
-            outputs = frame.function(*args, **kwargs)
-            out_tensors, _ = _tree.flatten(outputs)
+            out_tensors, _ = _tree.flatten(frame.function(*args, **kwargs))
         if frame.check:
             _check_outputs(frame, out_tensors)
-        roots, cotangents = [], []
-        for t, g in zip(out_tensors, grads):
-            if g is not None and not t.stop_gradient:
-                roots.append(t)
-                cotangents.append(g)
+        roots, cotangents = _differentiable(out_tensors, grads)
+        if frame.params is None:
+            return _accumulate(frame, roots, cotangents, inputs)
+        return _gradients(frame, roots, cotangents, inputs)
+
+
+def _mark_outputs(ctx, out_tensors, inputs) -> None:
+    not_diff = [t for t in out_tensors if not t.is_floating_point()]
+    if not_diff:
+        ctx.mark_non_differentiable(*not_diff)
+    passed_through = [t for t in out_tensors if any(t is i for i in inputs)]
+    if passed_through:
+        ctx.mark_not_inplace(*passed_through)
+
+
+def _differentiable(out_tensors, grads):
+    roots, cotangents = [], []
+    for t, g in zip(out_tensors, grads):
+        if g is not None and not t.stop_gradient:
+            roots.append(t)
+            cotangents.append(g)
+    return roots, cotangents
+
+
+def _accumulate(frame: _Frame, roots, cotangents, inputs) -> tuple:
+    """Opaque callable: backward into every leaf reached (Paddle's semantics)."""
+    if roots:
+        with amp_disabled():
+            paddle.autograd.backward(roots, cotangents)
+    result = [None if t.stop_gradient else t.grad for t in inputs]
+    if frame.anchored:
+        result.append(None)
+    return tuple(result)
+
+
+def _gradients(frame: _Frame, roots, cotangents, inputs) -> tuple:
+    """Layer call: gradients of inputs and parameters, returned to Paddle's engine."""
+    requested = _partial_grad_inputs()
+    if requested is not None:
+        return _gradients_under_grad(frame, roots, cotangents, inputs, requested)
+    targets = [t for t in inputs if not t.stop_gradient] + list(frame.params)
+    found = iter(())
+    if roots and targets:
+        with amp_disabled():
+            found = iter(paddle.grad(roots, targets, cotangents, allow_unused=True))
+    result = [None if t.stop_gradient else next(found) for t in inputs]
+    result.extend(next(found) for _ in frame.params)
+    return tuple(result)
+
+
+def _gradients_under_grad(frame: _Frame, roots, cotangents, inputs, requested) -> tuple:
+    """The same under an outer ``paddle.grad``.
+
+    Paddle's partial-grad engine is one global object, so a nested ``paddle.grad`` would
+    corrupt it (segfault): the inner pass uses ``backward`` and then puts every
+    parameter's ``.grad`` back as it was, so ``paddle.grad`` leaves ``.grad`` untouched.
+    It also requires None for inputs off the pruned graph: a parameter is on it only if
+    it is one of the requested ``inputs``.
+    """
+    ids = {id(t) for t in requested}
+    stash = [(p, _take_grad(p)) for p in frame.params]
+    try:
         if roots:
             with amp_disabled():
                 paddle.autograd.backward(roots, cotangents)
-        result = [None if t.stop_gradient else t.grad for t in inputs]
-        if frame.anchored:
-            result.append(None)
-        return tuple(result)
+        result = [_pruned_grad(key, t, ids) for key, t in zip(frame.leaf_keys, inputs)]
+        # clone: restoring .grad below releases the buffer p.grad points at
+        result.extend(_cloned(p.grad) if id(p) in ids else None for p in frame.params)
+    finally:
+        for p, old in stash:
+            _put_grad(p, old)
+    return tuple(result)
+
+
+def _pruned_grad(leaf_key, detached, ids):
+    """A leaf input is on the pruned graph only if requested; others are kept."""
+    if detached.stop_gradient or (leaf_key is not None and leaf_key not in ids):
+        return None
+    return detached.grad
+
+
+def _cloned(grad):
+    return None if grad is None else grad.clone()
+
+
+def _take_grad(p):
+    old = p.grad
+    if old is not None:
+        old = old.clone()
+        p.clear_gradient(False)
+    return old
+
+
+def _put_grad(p, old) -> None:
+    p.clear_gradient(False)
+    if old is not None:
+        p._set_grad_ivar(old)
+
+
+def _partial_grad_inputs():
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code is _GRAD_CODE:
+            return frame.f_locals.get("inputs")
+        frame = frame.f_back
+    return None
 
 
 def _check_outputs(frame: _Frame, out_tensors) -> None:
@@ -101,41 +214,37 @@ def _check_outputs(frame: _Frame, out_tensors) -> None:
         check_same(_API, "output tensor", i, meta, tensor_meta(t))
 
 
-def _needs_anchor(function, tensors, roots) -> bool:
-    if any(not t.stop_gradient for t in tensors):
-        return False
-    if roots and _is_layer_call(function, roots):
-        return trainable_params(roots)
-    return True  # an opaque callable may close over trainable tensors: stay correct
-
-
-def _is_layer_call(function, roots) -> bool:
-    owner = getattr(function, "__self__", function)
-    return owner is roots[0]
+def _anchor() -> paddle.Tensor:
+    anchor = paddle.zeros([1])
+    anchor.stop_gradient = False
+    return anchor
 
 
 def run_reentrant(function, args, kwargs, *, state_roots, preserve_rng_state, offload, check):
-    """Run ``function(*args, **kwargs)`` under a recompute PyLayer; see module docstring."""
-    tensors, spec = _tree.flatten((args, kwargs))
+    """Run ``function(*args, **kwargs)`` under a recompute PyLayer; see NOTE [ Reentrant inputs ]."""
     if not grad_enabled():
         return function(*args, **kwargs)
+    tensors, spec = _tree.flatten((args, kwargs))
     frame = _Frame()
-    frame.function = function
-    frame.spec = spec
+    frame.function, frame.spec, frame.check = function, spec, check
     frame.n_inputs = len(tensors)
-    frame.check = check
     frame.host = {}
     frame.inputs = list(tensors)
-    for arg_index, leaf_index in offload:
-        frame.inputs[leaf_index], frame.host[leaf_index] = to_host(tensors[leaf_index])
-    frame.anchored = _needs_anchor(function, tensors, state_roots)
+    frame.leaf_keys = [id(t) if t.is_leaf else None for t in tensors]
+    for _, leaf in offload:
+        frame.inputs[leaf], frame.host[leaf] = to_host(tensors[leaf])
+    frame.params = layer_call_params(function, state_roots)
+    frame.anchored = frame.params is None and all(t.stop_gradient for t in tensors)
+    frame.backward_runs = 0
     frame.state = ForwardState(preserve_rng_state, state_roots)
-    apply_inputs = list(tensors)
-    if frame.anchored:
-        anchor = paddle.zeros([1])
-        anchor.stop_gradient = False
-        apply_inputs.append(anchor)
-    out_tensors = _RecomputeLayer.apply(frame, *apply_inputs)
-    if isinstance(out_tensors, paddle.Tensor):
-        out_tensors = (out_tensors,)
-    return _tree.unflatten(frame.out_spec, out_tensors or ())
+    extra = frame.params if frame.params is not None else ((_anchor(),) if frame.anchored else ())
+    outputs = _RecomputeLayer.apply(frame, *tensors, *extra)
+    return _finish(frame, outputs)
+
+
+def _finish(frame: _Frame, outputs):
+    out_tensors = (outputs,) if isinstance(outputs, paddle.Tensor) else tuple(outputs)
+    for t in out_tensors:
+        if not t.stop_gradient:
+            t.register_hook(frame.guard)
+    return _tree.unflatten(frame.out_spec, out_tensors)

@@ -7,8 +7,7 @@ one-shot ``custom_state_manager``, and providers registered with :func:`register
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import paddle
@@ -75,18 +74,27 @@ def register_rng_state(
     return RngStateHandle(name)
 
 
-def _tracker():
+def _load_tracker():
     from paddle.distributed.fleet.layers.mpu.random import get_rng_state_tracker
 
     return get_rng_state_tracker()
 
 
-def _paddle_custom_manager():
+def _load_custom_manager():
     try:
         from paddle.distributed.fleet.recompute.recompute import custom_state_manager
     except ImportError:  # older Paddle without it
         return None
-    return custom_state_manager if custom_state_manager.custom_get_state_func else None
+    return custom_state_manager
+
+
+_TRACKER = _load_tracker()  # a process-wide singleton in Paddle
+_CUSTOM_MANAGER = _load_custom_manager()
+
+
+def _paddle_custom_manager():
+    manager = _CUSTOM_MANAGER
+    return manager if manager is not None and manager.custom_get_state_func else None
 
 
 def _device_get(device: str):
@@ -103,35 +111,49 @@ def _device_set(device: str, state) -> None:
 
 
 class RngState:
-    """Snapshot of every random generator recompute replays."""
+    """Snapshot of every random generator recompute replays.
+
+    ``forward_done()`` drops numpy's and Python's states when the forward drew nothing
+    from them (a cheap fingerprint check): then the rerun draws nothing either, and replay
+    leaves them alone, saving four state copies per recomputation.
+    """
 
     __slots__ = ("cpu", "device", "device_state", "tracker", "np", "py", "custom", "providers")
 
     @classmethod
-    def capture(cls) -> RngState:
+    def capture(cls, like: RngState | None = None) -> RngState:
+        """Snapshot now; with ``like``, only the generators ``like`` holds."""
         self = cls.__new__(cls)
         self.cpu = _CPU_GEN.get_state()
         device = paddle.get_device()
         self.device = None if device == "cpu" else device
         self.device_state = _device_get(device) if self.device else None
-        tracker = _tracker()
-        self.tracker = tracker.get_states_tracker() if tracker.states_ else None
-        self.np = NUMPY.get()
-        self.py = PYRANDOM.get()
+        self.tracker = _TRACKER.get_states_tracker() if _TRACKER.states_ else None
+        self.np = NUMPY.get() if like is None or like.np is not None else None
+        self.py = PYRANDOM.get() if like is None or like.py is not None else None
         manager = _paddle_custom_manager()
         self.custom = (manager, manager.custom_get_state_func()) if manager else None
         self.providers = {n: get() for n, (get, _) in _PROVIDERS.items()} if _PROVIDERS else None
         return self
 
+    def forward_done(self) -> None:
+        """Forget the numpy / Python states if the forward did not touch them."""
+        if NUMPY.unchanged_since(self.np):
+            self.np = None
+        if PYRANDOM.unchanged_since(self.py):
+            self.py = None
+
     def apply(self) -> None:
-        """Set every generator to this snapshot."""
+        """Set every generator this snapshot holds."""
         _CPU_GEN.set_state(self.cpu)
         if self.device:
             _device_set(self.device, self.device_state)
         if self.tracker is not None:
-            _tracker().set_states_tracker(self.tracker)
-        NUMPY.set(self.np)
-        PYRANDOM.set(self.py)
+            _TRACKER.set_states_tracker(self.tracker)
+        if self.np is not None:
+            NUMPY.set(self.np)
+        if self.py is not None:
+            PYRANDOM.set(self.py)
         if self.custom is not None:
             self.custom[0].custom_set_state_func(self.custom[1])
         if self.providers:
@@ -139,12 +161,8 @@ class RngState:
                 if name in _PROVIDERS:
                     _PROVIDERS[name][1](state)
 
-    @contextlib.contextmanager
-    def replayed(self) -> Iterator[None]:
-        """Run the body with these states; afterwards every generator is as it was before."""
-        current = RngState.capture()
+    def swap_in(self) -> RngState:
+        """Apply this snapshot and return the one it replaced (to ``apply`` afterwards)."""
+        current = RngState.capture(like=self)
         self.apply()
-        try:
-            yield
-        finally:
-            current.apply()
+        return current
