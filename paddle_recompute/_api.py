@@ -25,6 +25,7 @@ def recompute(
     offload_indices: Sequence[int] | None = None,
     early_stop: bool = True,
     determinism_check: str = "default",
+    debug: bool = False,
     **kwargs: Any,
 ) -> Any:
     """Run ``function(*args, **kwargs)`` without keeping its activations; recompute them in backward.
@@ -45,8 +46,10 @@ def recompute(
             (nestable, supports ``paddle.grad`` and repeated backward).
         offload_indices: positions in ``args`` of tensors to keep on the host until backward.
         early_stop: non-reentrant only: stop the rerun once every needed tensor is back.
-        determinism_check: ``"default"`` compares count, shape and dtype of what the rerun
-            produces with the forward; ``"none"`` skips it.
+        determinism_check: ``"default"`` compares count, shape, dtype and place of what the
+            rerun produces with the forward; ``"none"`` skips it.
+        debug: non-reentrant only: record which layer and op saved each tensor, and show
+            both traces up to the first divergence when the determinism check fails.
         **kwargs: keyword arguments of ``function`` (keyword-only ones included).
 
     Returns:
@@ -66,7 +69,7 @@ def recompute(
         >>> recompute(block, x).sum().backward()
     """
     offload = _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
-                        early_stop, determinism_check)
+                        early_stop, determinism_check, debug)
     if not paddle.in_dynamic_mode():
         from paddle.distributed.auto_parallel.interface import recompute as static_recompute
 
@@ -78,23 +81,29 @@ def recompute(
                              preserve_rng_state=preserve_rng_state, offload=offload, check=check)
     return run_non_reentrant(function, args, kwargs, state_roots=roots,
                              preserve_rng_state=preserve_rng_state, offload=offload,
-                             check=check, early_stop=early_stop)
+                             check=check, early_stop=early_stop, debug=debug)
 
 
 def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
-              early_stop, determinism_check) -> tuple:
+              early_stop, determinism_check, debug) -> tuple:
     if not callable(function):
         raise TypeError(
             f"recompute: `function` must be callable (a paddle.nn.Layer or a function), "
             f"got {type(function).__name__}"
         )
     for name, value in (("preserve_rng_state", preserve_rng_state),
-                        ("use_reentrant", use_reentrant), ("early_stop", early_stop)):
+                        ("use_reentrant", use_reentrant), ("early_stop", early_stop),
+                        ("debug", debug)):
         if not isinstance(value, bool):
             raise TypeError(f"recompute: `{name}` must be True or False, got {value!r}")
     if determinism_check not in _CHECKS:
         raise ValueError(
             f"recompute: `determinism_check` must be one of {_CHECKS}, got {determinism_check!r}"
+        )
+    if debug and use_reentrant:
+        raise ValueError(
+            "recompute: debug=True traces saved tensors, which only the non-reentrant mode has; "
+            "pass use_reentrant=False with it"
         )
     return _offload_plan(args, offload_indices)
 

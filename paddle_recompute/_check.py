@@ -1,4 +1,4 @@
-"""Metadata comparison between forward and recomputation (count, shape, dtype)."""
+"""Metadata comparison between forward and recomputation (count, shape, dtype, place)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ __all__ = ["tensor_meta", "check_same", "check_count"]
 
 
 def tensor_meta(t) -> tuple:
-    return (tuple(t.shape), t.dtype)
+    return (tuple(t.shape), t.dtype, t.place)
 
 
 def _fmt(meta) -> str:
-    shape, dtype = meta
-    return f"shape={list(shape)}, dtype={dtype}"
+    shape, dtype, place = meta
+    return f"shape={list(shape)}, dtype={dtype}, place={place}"
 
 
 def check_same(api: str, what: str, index: int, forward_meta, recompute_meta, trace: str = "") -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from paddle.base import core
 
+from ._amp import set_grad_enabled
 from ._errors import RecomputeError
 
 __all__ = ["pushed", "saved_tensors_hooks", "active_frames"]
@@ -25,11 +26,30 @@ _STACK: list = []
 
 
 def _pack(tensor):
-    return _STACK[-1].pack(tensor)
+    try:
+        return _STACK[-1].pack(tensor)
+    except BaseException:
+        _regrad()
+        raise
 
 
 def _unpack(packed):
-    return packed.unpack()
+    try:
+        return packed.unpack()
+    except BaseException:
+        _regrad()
+        raise
+
+
+def _regrad() -> None:
+    """Undo Paddle's grad-mode leak when a hook raises.
+
+    Paddle's Pack/UnPackHook switch grad mode off around the Python call and skip switching
+    it back when the call raises, so an error inside a region would leave the whole program
+    with grad disabled.  Pack hooks only run while grad is on, and backward is run from
+    grad-enabled code, so grad mode goes back on.
+    """
+    set_grad_enabled(True)
 
 
 def active_frames() -> tuple:

@@ -73,16 +73,22 @@ def _collect(obj, roots: list, depth: int) -> None:
                 pass
 
 
+def _walk(layer, seen: set):
+    """Yield ``layer`` and its sublayers once each (reads the dicts directly: this runs per
+    call, and ``Layer.sublayers()`` costs several times more)."""
+    if id(layer) in seen:
+        return
+    seen.add(id(layer))
+    yield layer
+    for sub in layer._sub_layers.values():
+        if sub is not None:
+            yield from _walk(sub, seen)
+
+
 def _stateful_layers(roots: tuple) -> list:
     seen: set[int] = set()
-    found = []
     kinds = tuple(_STATEFUL)
-    for root in roots:
-        for layer in root.sublayers(include_self=True):
-            if isinstance(layer, kinds) and id(layer) not in seen:
-                seen.add(id(layer))
-                found.append(layer)
-    return found
+    return [layer for root in roots for layer in _walk(root, seen) if isinstance(layer, kinds)]
 
 
 def layer_call_params(function, roots: tuple) -> tuple | None:
@@ -93,13 +99,15 @@ def layer_call_params(function, roots: tuple) -> tuple | None:
     """
     if not roots or not _is_layer_call(function):
         return None
+    seen_layers: set[int] = set()
     seen: set[int] = set()
     params = []
     for root in roots:
-        for p in root.parameters():
-            if not p.stop_gradient and id(p) not in seen:
-                seen.add(id(p))
-                params.append(p)
+        for layer in _walk(root, seen_layers):
+            for p in layer._parameters.values():
+                if p is not None and not p.stop_gradient and id(p) not in seen:
+                    seen.add(id(p))
+                    params.append(p)
     return tuple(params)
 
 

@@ -25,6 +25,7 @@ import weakref
 from . import _hooks, _tree
 from ._amp import grad_enabled
 from ._check import check_count, check_same, tensor_meta
+from ._debug import format_traces, op_label
 from ._errors import RecomputeError
 from ._offload import to_host, to_place
 from ._state import ForwardState
@@ -66,7 +67,7 @@ _DISCARDED = _Discarded()
 class _Frame:
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
-        "early_stop", "check", "last_pack_ns",
+        "early_stop", "check", "last_pack_ns", "trace",
     )
 
     def pack(self, tensor):
@@ -74,6 +75,8 @@ class _Frame:
         self.refs.append(weakref.ref(handle))
         if self.check:
             self.meta.append(tensor_meta(tensor))
+        if self.trace is not None:
+            self.trace.append(op_label())
         self.last_pack_ns = _clock()
         return handle
 
@@ -113,13 +116,13 @@ class _Frame:
                 if not rec.stopped:
                     raise
         if not rec.stopped and self.check:
-            check_count(_API, "tensors saved for backward", len(refs), rec.count)
+            check_count(_API, "tensors saved for backward", len(refs), rec.count, rec.trace_text())
 
 
 class _Recomputation:
     """Hook frame of one rerun: keeps the needed tensors, discards the rest."""
 
-    __slots__ = ("frame", "needed", "last", "count", "stopped")
+    __slots__ = ("frame", "needed", "last", "count", "stopped", "trace")
 
     def __init__(self, frame: _Frame, needed: set):
         self.frame = frame
@@ -127,6 +130,13 @@ class _Recomputation:
         self.last = max(needed) if frame.early_stop else -1
         self.count = 0
         self.stopped = False
+        self.trace = [] if frame.trace is not None else None
+
+    def trace_text(self, upto: int | None = None) -> str:
+        if self.trace is None:
+            return ""
+        forward = self.frame.trace
+        return format_traces(forward, self.trace, max(len(forward), len(self.trace)) if upto is None else upto)
 
     def pack(self, tensor):
         if self.stopped:
@@ -134,12 +144,17 @@ class _Recomputation:
         frame = self.frame
         index = self.count
         self.count += 1
+        if self.trace is not None:
+            self.trace.append(op_label())
         if index >= len(frame.refs):
             if frame.check:
-                check_count(_API, "tensors saved for backward", len(frame.refs), self.count)
+                check_count(_API, "tensors saved for backward", len(frame.refs), self.count,
+                            self.trace_text(index))
             return _DISCARDED
         if frame.check:
-            check_same(_API, "saved tensor", index, frame.meta[index], tensor_meta(tensor))
+            meta = tensor_meta(tensor)
+            if meta != frame.meta[index]:
+                check_same(_API, "saved tensor", index, frame.meta[index], meta, self.trace_text(index))
         if index in self.needed:
             frame.storage[index] = tensor.detach()
         if index == self.last:
@@ -149,7 +164,7 @@ class _Recomputation:
 
 
 def run_non_reentrant(
-    function, args, kwargs, *, state_roots, preserve_rng_state, offload, check, early_stop
+    function, args, kwargs, *, state_roots, preserve_rng_state, offload, check, early_stop, debug
 ):
     """Run ``function(*args, **kwargs)`` as a non-reentrant recompute region."""
     if not grad_enabled():
@@ -165,6 +180,7 @@ def run_non_reentrant(
     frame.storage = {}
     frame.check = check
     frame.last_pack_ns = 0
+    frame.trace = [] if debug else None
     frame.state = ForwardState(preserve_rng_state, state_roots)
     with _hooks.pushed(frame):
         out = function(*args, **kwargs)
