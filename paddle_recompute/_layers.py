@@ -73,22 +73,24 @@ def _collect(obj, roots: list, depth: int) -> None:
                 pass
 
 
-def _walk(layer, seen: set):
-    """Yield ``layer`` and its sublayers once each (reads the dicts directly: this runs per
+def _walk(roots, seen: set) -> list:
+    """``roots`` and all their sublayers, once each (reads the dicts directly: this runs per
     call, and ``Layer.sublayers()`` costs several times more)."""
-    if id(layer) in seen:
-        return
-    seen.add(id(layer))
-    yield layer
-    for sub in layer._sub_layers.values():
-        if sub is not None:
-            yield from _walk(sub, seen)
+    out = []
+    stack = list(roots)
+    while stack:
+        layer = stack.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
+        out.append(layer)
+        stack.extend(sub for sub in layer._sub_layers.values() if sub is not None)
+    return out
 
 
 def _stateful_layers(roots: tuple) -> list:
-    seen: set[int] = set()
     kinds = tuple(_STATEFUL)
-    return [layer for root in roots for layer in _walk(root, seen) if isinstance(layer, kinds)]
+    return [layer for layer in _walk(roots, set()) if isinstance(layer, kinds)]
 
 
 def layer_call_params(function, roots: tuple) -> tuple | None:
@@ -99,15 +101,13 @@ def layer_call_params(function, roots: tuple) -> tuple | None:
     """
     if not roots or not _is_layer_call(function):
         return None
-    seen_layers: set[int] = set()
     seen: set[int] = set()
     params = []
-    for root in roots:
-        for layer in _walk(root, seen_layers):
-            for p in layer._parameters.values():
-                if p is not None and not p.stop_gradient and id(p) not in seen:
-                    seen.add(id(p))
-                    params.append(p)
+    for layer in _walk(roots, set()):
+        for p in layer._parameters.values():
+            if p is not None and not p.stop_gradient and id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
     return tuple(params)
 
 

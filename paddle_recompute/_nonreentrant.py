@@ -92,10 +92,11 @@ class _Frame:
             ) from None
 
     def _inputs(self):
+        host = self.host
         out = []
         for i, t in enumerate(self.leaves):
-            if i in self.host:
-                t = to_place(t, self.host[i])
+            if host and i in host:
+                t = to_place(t, host[i])
             d = t.detach()
             if not t.stop_gradient:
                 d.stop_gradient = False
