@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import paddle
@@ -11,10 +11,9 @@ from ._layers import find_roots
 from ._nonreentrant import run_non_reentrant
 from ._reentrant import run_reentrant
 
-__all__ = ["recompute", "recompute_sequential"]
+__all__ = ["recompute"]
 
 _CHECKS = ("default", "none")
-_SEQ_KEYS = ("segments", "preserve_rng_state", "use_reentrant")
 
 
 def recompute(
@@ -26,6 +25,7 @@ def recompute(
     early_stop: bool = True,
     determinism_check: str = "default",
     debug: bool = False,
+    context_fn: Callable[[], tuple] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Run ``function(*args, **kwargs)`` without keeping its activations; recompute them in backward.
@@ -50,6 +50,9 @@ def recompute(
             rerun produces with the forward; ``"none"`` skips it.
         debug: non-reentrant only: record which layer and op saved each tensor, and show
             both traces up to the first divergence when the determinism check fails.
+        context_fn: non-reentrant only: returns two context managers, entered around the
+            forward and around the recomputation respectively (``torch.utils.checkpoint``'s
+            ``context_fn``).
         **kwargs: keyword arguments of ``function`` (keyword-only ones included).
 
     Returns:
@@ -69,7 +72,7 @@ def recompute(
         >>> recompute(block, x).sum().backward()
     """
     offload = _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
-                        early_stop, determinism_check, debug)
+                        early_stop, determinism_check, debug, context_fn)
     if not paddle.in_dynamic_mode():
         from paddle.distributed.auto_parallel.interface import recompute as static_recompute
 
@@ -81,11 +84,12 @@ def recompute(
                              preserve_rng_state=preserve_rng_state, offload=offload, check=check)
     return run_non_reentrant(function, args, kwargs, state_roots=roots,
                              preserve_rng_state=preserve_rng_state, offload=offload,
-                             check=check, early_stop=early_stop, debug=debug)
+                             check=check, early_stop=early_stop, debug=debug,
+                             context_fn=context_fn)
 
 
 def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
-              early_stop, determinism_check, debug) -> tuple:
+              early_stop, determinism_check, debug, context_fn) -> tuple:
     if not callable(function):
         raise TypeError(
             f"recompute: `function` must be callable (a paddle.nn.Layer or a function), "
@@ -105,6 +109,15 @@ def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices
             "recompute: debug=True traces saved tensors, which only the non-reentrant mode has; "
             "pass use_reentrant=False with it"
         )
+    if context_fn is not None:
+        if use_reentrant:
+            raise ValueError(
+                "recompute: context_fn is only supported with use_reentrant=False "
+                "(the reentrant mode reruns the function inside a PyLayer backward)"
+            )
+        if not callable(context_fn):
+            raise TypeError(f"recompute: `context_fn` must be a callable returning two context "
+                            f"managers, got {type(context_fn).__name__}")
     return _offload_plan(args, offload_indices)
 
 
@@ -139,92 +152,3 @@ def _leaves(tree):
     from ._tree import flatten
 
     return flatten(tree)[0]
-
-
-def recompute_sequential(
-    ctx: Mapping[str, Any], functions: paddle.nn.Sequential | Sequence[Callable], *args: Any, **kwargs: Any
-) -> Any:
-    """Recompute a chain of callables in ``ctx["segments"]`` segments.
-
-    Mirrors ``paddle.incubate.distributed.fleet.recompute_sequential``: every segment but
-    the last is recomputed; the first callable receives ``*args, **kwargs`` and each later
-    one the previous output as its single argument (as ``paddle.nn.Sequential`` does), so
-    any number of segments works whatever the batch or output structure.
-
-    Args:
-        ctx: ``{"segments": n, "preserve_rng_state": bool, "use_reentrant": bool}``;
-            ``segments`` defaults to 1, the others to True.
-        functions: a ``paddle.nn.Sequential`` or a sequence of callables.
-
-    Returns:
-        The output of the last callable.
-
-    Raises:
-        TypeError: ``ctx`` is not a mapping or ``functions`` holds a non-callable.
-        ValueError: ``segments`` is below 1 or above the number of callables, or ``ctx``
-            has an unknown key.
-
-    Example:
-        >>> import paddle
-        >>> from paddle_recompute import recompute_sequential
-        >>> model = paddle.nn.Sequential(paddle.nn.Linear(10, 10), paddle.nn.Linear(10, 2))
-        >>> out = recompute_sequential({"segments": 2}, model, paddle.ones([8, 10]))
-    """
-    funcs, segments, options = _sequential_plan(ctx, functions)
-    size = len(funcs) // segments
-    value: Any = None
-    start = 0
-    for seg in range(segments - 1):
-        chunk = funcs[start:start + size]
-        if seg == 0:
-            value = recompute(_Chain(chunk), *args, **options, **kwargs)
-        else:
-            value = recompute(_Chain(chunk), value, **options)
-        start += size
-    last = _Chain(funcs[start:])
-    return last(*args, **kwargs) if segments == 1 else last(value)
-
-
-class _Chain:
-    """``f_n(...f_2(f_1(*args, **kwargs)))``; exposes its layers for state handling."""
-
-    __slots__ = ("functions",)
-
-    def __init__(self, functions):
-        self.functions = functions
-
-    @property
-    def _recompute_roots(self):
-        return self.functions
-
-    def __call__(self, *args, **kwargs):
-        value = self.functions[0](*args, **kwargs)
-        for f in self.functions[1:]:
-            value = f(value)
-        return value
-
-
-def _sequential_plan(ctx, functions):
-    if not isinstance(ctx, Mapping):
-        raise TypeError(f"recompute_sequential: `ctx` must be a dict like {{'segments': 2}}, got {ctx!r}")
-    unknown = sorted(set(ctx) - set(_SEQ_KEYS))
-    if unknown:
-        raise ValueError(f"recompute_sequential: unknown ctx keys {unknown}; allowed: {list(_SEQ_KEYS)}")
-    if isinstance(functions, paddle.nn.Sequential):
-        funcs = list(functions.children())
-    elif isinstance(functions, Sequence) and not isinstance(functions, (str, bytes)):
-        funcs = list(functions)
-    else:
-        raise TypeError("recompute_sequential: `functions` must be a paddle.nn.Sequential or a list of callables")
-    bad = [i for i, f in enumerate(funcs) if not callable(f)]
-    if bad:
-        raise TypeError(f"recompute_sequential: functions at positions {bad} are not callable")
-    segments = ctx.get("segments", 1)
-    if isinstance(segments, bool) or not isinstance(segments, int) or not 1 <= segments <= len(funcs):
-        raise ValueError(
-            f"recompute_sequential: ctx['segments'] must be an integer from 1 to the number of "
-            f"functions ({len(funcs)}), got {segments!r}"
-        )
-    options = {"preserve_rng_state": ctx.get("preserve_rng_state", True),
-               "use_reentrant": ctx.get("use_reentrant", True)}
-    return funcs, segments, options

@@ -19,6 +19,7 @@ exceeds ``EARLY_STOP_MIN_TAIL_NS``.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import weakref
 
@@ -62,12 +63,13 @@ class _Discarded:
 
 
 _DISCARDED = _Discarded()
+_NO_CONTEXT = contextlib.nullcontext()
 
 
 class _Frame:
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
-        "early_stop", "check", "last_pack_ns", "trace",
+        "early_stop", "check", "last_pack_ns", "trace", "recompute_context",
     )
 
     def pack(self, tensor):
@@ -110,7 +112,8 @@ class _Frame:
             return
         rec = _Recomputation(self, needed)
         args, kwargs = self._inputs()
-        with self.state.replayed(), _hooks.pushed(rec):
+        context = self.recompute_context if self.recompute_context is not None else _NO_CONTEXT
+        with self.state.replayed(), context, _hooks.pushed(rec):
             try:
                 self.function(*args, **kwargs)
             except Exception:
@@ -164,8 +167,21 @@ class _Recomputation:
         return _DISCARDED
 
 
+def _contexts(context_fn):
+    if context_fn is None:
+        return _NO_CONTEXT, None
+    contexts = context_fn()
+    if not (isinstance(contexts, tuple) and len(contexts) == 2):
+        raise TypeError(
+            f"{_API}: context_fn must return a tuple of two context managers "
+            f"(forward, recompute), got {type(contexts).__name__}"
+        )
+    return contexts
+
+
 def run_non_reentrant(
-    function, args, kwargs, *, state_roots, preserve_rng_state, offload, check, early_stop, debug
+    function, args, kwargs, *, state_roots, preserve_rng_state, offload, check, early_stop, debug,
+    context_fn=None,
 ):
     """Run ``function(*args, **kwargs)`` as a non-reentrant recompute region."""
     if not grad_enabled():
@@ -182,8 +198,9 @@ def run_non_reentrant(
     frame.check = check
     frame.last_pack_ns = 0
     frame.trace = [] if debug else None
+    forward_context, frame.recompute_context = _contexts(context_fn)
     frame.state = ForwardState(preserve_rng_state, state_roots)
-    with _hooks.pushed(frame):
+    with forward_context, _hooks.pushed(frame):
         out = function(*args, **kwargs)
     frame.state.forward_done()
     frame.early_stop = early_stop and _clock() - frame.last_pack_ns > EARLY_STOP_MIN_TAIL_NS

@@ -1,0 +1,89 @@
+"""Route Paddle's own recompute entry points to this library, and back.
+
+Libraries that call ``paddle.distributed.fleet.utils.recompute`` (PaddleFormers' model code,
+for one) often imported the name long before the user could patch anything.  Rebinding
+module attributes would miss those references, so the patch swaps the ``__code__`` of
+Paddle's functions for a shim that forwards to ours: every reference, old or new, runs our
+code, and ``unpatch_paddle`` puts the original code objects back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Iterator
+
+__all__ = ["patch_paddle", "unpatch_paddle", "paddle_patched", "is_patched"]
+
+# (module, function name) pairs whose code is swapped.  The same function object is
+# re-exported under other names (fleet.utils.recompute, fleet.recompute.recompute,
+# incubate.distributed.fleet.recompute_sequential): swapping the object covers them all.
+_TARGETS = (
+    ("paddle.distributed.fleet.recompute.recompute", "recompute"),
+    ("paddle.distributed.fleet.recompute.recompute", "recompute_sequential"),
+)
+_ORIGINAL: dict[int, tuple[object, object]] = {}
+
+
+def _recompute_shim(function, *args, **kwargs):
+    import paddle_recompute
+
+    return paddle_recompute.recompute(function, *args, **kwargs)
+
+
+def _sequential_shim(ctx, functions, *args, **kwargs):
+    import paddle_recompute
+
+    return paddle_recompute.recompute_sequential(ctx, functions, *args, **kwargs)
+
+
+_SHIMS = {"recompute": _recompute_shim, "recompute_sequential": _sequential_shim}
+
+
+def _functions():
+    for module_name, name in _TARGETS:
+        yield getattr(importlib.import_module(module_name), name), _SHIMS[name]
+
+
+def is_patched() -> bool:
+    """Whether :func:`patch_paddle` is in effect."""
+    return bool(_ORIGINAL)
+
+
+def patch_paddle() -> None:
+    """Make Paddle's ``recompute`` and ``recompute_sequential`` run paddle-recompute.
+
+    Covers ``paddle.distributed.fleet.utils.recompute``,
+    ``paddle.distributed.fleet.recompute.recompute.recompute`` and
+    ``paddle.incubate.distributed.fleet.recompute_sequential``, including references
+    imported before the call.  Idempotent.
+
+    Example:
+        >>> import paddle_recompute
+        >>> paddle_recompute.patch_paddle()
+        >>> paddle_recompute.unpatch_paddle()
+    """
+    if _ORIGINAL:
+        return
+    for fn, shim in _functions():
+        _ORIGINAL[id(fn)] = (fn, fn.__code__)
+        fn.__code__ = shim.__code__
+
+
+def unpatch_paddle() -> None:
+    """Restore Paddle's original functions exactly (a no-op when not patched)."""
+    while _ORIGINAL:
+        _, (fn, code) = _ORIGINAL.popitem()
+        fn.__code__ = code
+
+
+@contextlib.contextmanager
+def paddle_patched() -> Iterator[None]:
+    """Context manager form of :func:`patch_paddle` / :func:`unpatch_paddle`."""
+    already = is_patched()
+    patch_paddle()
+    try:
+        yield
+    finally:
+        if not already:
+            unpatch_paddle()

@@ -1,0 +1,64 @@
+"""Shared fixtures: CPU, fixed seeds, and a check that no test leaks global state.
+
+``FLAGS_enable_host_memory_stat`` is read once, when Paddle is imported, so it is set
+here, before anything imports Paddle (test_mechanism.py measures held host bytes).
+"""
+
+import os
+
+os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")
+
+import random  # noqa: E402
+
+import numpy as np  # noqa: E402
+import paddle  # noqa: E402
+import pytest  # noqa: E402
+
+from paddle.base import core, framework  # noqa: E402
+
+paddle.set_device("cpu")
+
+SEED = 2024
+
+
+def seed_all(seed: int = SEED) -> None:
+    """Seed Paddle, numpy and Python's random identically."""
+    paddle.seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+
+
+@pytest.fixture(autouse=True)
+def _cpu_and_seeds():
+    paddle.set_device("cpu")
+    seed_all()
+    yield
+
+
+@pytest.fixture(params=[True, False], ids=["reentrant", "non_reentrant"])
+def use_reentrant(request) -> bool:
+    """Both recompute mechanisms."""
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_global_state(request):
+    """After each test: grad on, autocast off, no saved-tensor hooks of ours left."""
+    yield
+    if "mindspore" in request.node.path.parts:
+        return
+    from paddle_recompute import _hooks
+
+    leaks = []
+    if not paddle.is_grad_enabled():
+        paddle.set_grad_enabled(True)
+        leaks.append("grad mode left disabled")
+    tracer = framework._dygraph_tracer()
+    if tracer._amp_level != core.AmpLevel.O0:
+        tracer._amp_level = core.AmpLevel.O0
+        leaks.append("autocast left on")
+    if _hooks.active_frames():
+        leaks.append(f"hook frames left on the stack: {_hooks.active_frames()}")
+        _hooks._STACK.clear()
+        core.eager.reset_saved_tensors_hooks()
+    assert not leaks, "; ".join(leaks)
