@@ -13,7 +13,10 @@ import functools
 import paddle
 from paddle import nn
 
-__all__ = ["find_roots", "register_stateful_layer", "freeze_buffers", "restore_buffers", "layer_call_params"]
+__all__ = [
+    "find_roots", "register_stateful_layer", "freeze_buffers", "restore_buffers",
+    "layer_call_params", "ParamAliases",
+]
 
 _STATEFUL: list[type] = [nn.layer.norm._BatchNormBase, nn.BatchNorm, nn.SpectralNorm]
 
@@ -137,3 +140,51 @@ def restore_buffers(saved: list) -> None:
     with paddle.no_grad():
         for buf, value in saved:
             paddle.assign(value, output=buf)
+
+
+class ParamAliases:
+    """Context manager: the Layers under ``roots`` see detached leaves instead of ``params``.
+
+    The recomputation then accumulates each parameter's gradient into its alias, not into
+    ``.grad``, so the reentrant backward can hand it to Paddle's engine as a PyLayer input
+    gradient (see NOTE [ Reentrant inputs ]).  Aliases share the parameters' memory.
+    """
+
+    __slots__ = ("roots", "params", "aliases", "swapped")
+
+    def __init__(self, roots: tuple, params: tuple):
+        self.roots = roots
+        self.params = params
+        self.aliases: dict[int, paddle.Tensor] = {}
+        self.swapped: list = []
+
+    def __enter__(self) -> ParamAliases:
+        wanted = {id(p) for p in self.params}
+        for layer in _walk(self.roots, set()):
+            table = layer._parameters
+            for name, p in table.items():
+                if p is not None and id(p) in wanted:
+                    table[name] = self._alias(p)
+                    self.swapped.append((table, name, p))
+        return self
+
+    def _alias(self, p) -> paddle.Tensor:
+        alias = self.aliases.get(id(p))
+        if alias is None:
+            alias = p.detach()
+            alias.stop_gradient = False
+            self.aliases[id(p)] = alias
+        return alias
+
+    def __exit__(self, *exc: object) -> None:
+        for table, name, p in self.swapped:
+            table[name] = p
+        self.swapped.clear()
+
+    def grads(self) -> list:
+        """Gradient accumulated in each parameter's alias (None where unused)."""
+        out = []
+        for p in self.params:
+            alias = self.aliases.get(id(p))
+            out.append(None if alias is None else alias.grad)
+        return out

@@ -7,13 +7,18 @@ NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and w
 - Outputs are flattened too: ``None`` and non-tensor values come back unchanged; integer
   outputs are non-differentiable.
 - When the function is a Layer (or a bound method, partial or chain of Layers) its
-  trainable parameters enter the PyLayer as inputs, and the backward computes their
-  gradients with ``paddle.grad`` and returns them.  Paddle's engine then accumulates them
-  like any other gradient: parameters get gradients even when no input needs one,
-  ``paddle.grad`` does not touch ``.grad``, and DataParallel's reducer sees each parameter
-  become ready once, at the normal time.  For an opaque callable (a lambda, a closure) the
-  backward accumulates into whatever leaves it reaches, as Paddle does, and a one-element
-  anchor input makes sure the backward runs even when no input needs a gradient.
+  trainable parameters enter the PyLayer as inputs.  The recomputation runs with each of
+  them swapped for a detached alias (``ParamAliases``), the inner backward accumulates
+  into the aliases, and the PyLayer returns those gradients.  Paddle's engine then
+  accumulates them like any other gradient: parameters get gradients even when no input
+  needs one, ``paddle.grad`` does not touch ``.grad``, and DataParallel's reducer sees each
+  parameter become ready once, at the normal time.  (A nested ``paddle.grad`` instead of
+  aliases would be simpler, but costs ~50 µs more per call and corrupts Paddle's global
+  partial-grad state when the outer pass is itself a ``paddle.grad``: a segfault.)
+  Leaves the Layers reach other than through their parameter tables, and everything an
+  opaque callable (a lambda, a closure) reaches, get their gradients accumulated directly
+  by the inner backward, as in Paddle; for opaque callables a one-element anchor input
+  makes sure the backward runs even when no input needs a gradient.
 - Inputs live on the frame, not in ``save_for_backward``.  Paddle's ``PyLayer`` crashes the
   process on a second backward through the same node (``retain_graph=True``); a gradient
   hook on the outputs turns that into a clear error before the node runs.
@@ -21,6 +26,7 @@ NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and w
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 
@@ -32,7 +38,7 @@ from . import _tree
 from ._amp import amp_disabled, grad_enabled
 from ._check import check_count, check_same, tensor_meta
 from ._errors import RecomputeError
-from ._layers import layer_call_params
+from ._layers import ParamAliases, layer_call_params
 from ._offload import to_host, to_place
 from ._state import ForwardState
 
@@ -40,6 +46,7 @@ __all__ = ["run_reentrant"]
 
 _API = "recompute(use_reentrant=True)"
 _GRAD_CODE = inspect.unwrap(_dygraph_base.grad).__code__
+_NO_CONTEXT = contextlib.nullcontext()
 
 
 class _Frame:
@@ -96,14 +103,16 @@ class _RecomputeLayer(PyLayer):
         frame.backward_runs += 1
         inputs = frame.detached_inputs()
         args, kwargs = _tree.unflatten(frame.spec, inputs)
-        with frame.state.replayed():
+        aliases = ParamAliases(frame.state.roots, frame.params) if frame.params else None
+        with frame.state.replayed(), aliases or _NO_CONTEXT:
             out_tensors, _ = _tree.flatten(frame.function(*args, **kwargs))
         if frame.check:
             _check_outputs(frame, out_tensors)
         roots, cotangents = _differentiable(out_tensors, grads)
-        if frame.params is None:
-            return _accumulate(frame, roots, cotangents, inputs)
-        return _gradients(frame, roots, cotangents, inputs)
+        if roots:
+            with amp_disabled():
+                paddle.autograd.backward(roots, cotangents)
+        return _input_grads(frame, inputs, aliases)
 
 
 def _mark_outputs(ctx, out_tensors, inputs) -> None:
@@ -124,79 +133,31 @@ def _differentiable(out_tensors, grads):
     return roots, cotangents
 
 
-def _accumulate(frame: _Frame, roots, cotangents, inputs) -> tuple:
-    """Opaque callable: backward into every leaf reached (Paddle's semantics)."""
-    if roots:
-        with amp_disabled():
-            paddle.autograd.backward(roots, cotangents)
-    result = [None if t.stop_gradient else t.grad for t in inputs]
+def _input_grads(frame: _Frame, inputs, aliases) -> tuple:
+    """One gradient (or None) per PyLayer input: tensors, then parameters or the anchor.
+
+    Under an outer ``paddle.grad`` Paddle prunes the graph and requires None for inputs off
+    the pruned paths: a leaf input (a parameter included) is on them only if it is one of
+    the requested ``inputs`` (read from ``paddle.grad``'s frame, still on the stack).
+    """
+    param_grads = aliases.grads() if aliases is not None else [None] * len(frame.params or ())
+    requested = _partial_grad_inputs()
+    if requested is None:
+        result = [None if t.stop_gradient else t.grad for t in inputs]
+        result.extend(param_grads)
+    else:
+        ids = {id(t) for t in requested}
+        result = [_pruned_grad(key, t, ids) for key, t in zip(frame.leaf_keys, inputs)]
+        result.extend(g if id(p) in ids else None for p, g in zip(frame.params or (), param_grads))
     if frame.anchored:
         result.append(None)
     return tuple(result)
 
 
-def _gradients(frame: _Frame, roots, cotangents, inputs) -> tuple:
-    """Layer call: gradients of inputs and parameters, returned to Paddle's engine."""
-    requested = _partial_grad_inputs()
-    if requested is not None:
-        return _gradients_under_grad(frame, roots, cotangents, inputs, requested)
-    targets = [t for t in inputs if not t.stop_gradient] + list(frame.params)
-    found = iter(())
-    if roots and targets:
-        with amp_disabled():
-            found = iter(paddle.grad(roots, targets, cotangents, allow_unused=True))
-    result = [None if t.stop_gradient else next(found) for t in inputs]
-    result.extend(next(found) for _ in frame.params)
-    return tuple(result)
-
-
-def _gradients_under_grad(frame: _Frame, roots, cotangents, inputs, requested) -> tuple:
-    """The same under an outer ``paddle.grad``.
-
-    Paddle's partial-grad engine is one global object, so a nested ``paddle.grad`` would
-    corrupt it (segfault): the inner pass uses ``backward`` and then puts every
-    parameter's ``.grad`` back as it was, so ``paddle.grad`` leaves ``.grad`` untouched.
-    It also requires None for inputs off the pruned graph: a parameter is on it only if
-    it is one of the requested ``inputs``.
-    """
-    ids = {id(t) for t in requested}
-    stash = [(p, _take_grad(p)) for p in frame.params]
-    try:
-        if roots:
-            with amp_disabled():
-                paddle.autograd.backward(roots, cotangents)
-        result = [_pruned_grad(key, t, ids) for key, t in zip(frame.leaf_keys, inputs)]
-        # clone: restoring .grad below releases the buffer p.grad points at
-        result.extend(_cloned(p.grad) if id(p) in ids else None for p in frame.params)
-    finally:
-        for p, old in stash:
-            _put_grad(p, old)
-    return tuple(result)
-
-
 def _pruned_grad(leaf_key, detached, ids):
-    """A leaf input is on the pruned graph only if requested; others are kept."""
     if detached.stop_gradient or (leaf_key is not None and leaf_key not in ids):
         return None
     return detached.grad
-
-
-def _cloned(grad):
-    return None if grad is None else grad.clone()
-
-
-def _take_grad(p):
-    old = p.grad
-    if old is not None:
-        old = old.clone()
-        p.clear_gradient(False)
-    return old
-
-
-def _put_grad(p, old) -> None:
-    p.clear_gradient(False)
-    if old is not None:
-        p._set_grad_ivar(old)
 
 
 def _partial_grad_inputs():
