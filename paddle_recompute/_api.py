@@ -123,12 +123,14 @@ def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices
 
 def _offload_plan(args, offload_indices) -> tuple:
     """Map each offloaded position in ``args`` to its tensor-leaf index."""
-    if not offload_indices:
+    if offload_indices is None:
         return ()
     if isinstance(offload_indices, (str, bytes)) or not isinstance(offload_indices, Sequence):
         raise TypeError(
             f"recompute: `offload_indices` must be a list of positions in args, got {offload_indices!r}"
         )
+    if not offload_indices:
+        return ()
     leaf_of = {}
     count = 0
     for i, arg in enumerate(args):
