@@ -126,20 +126,35 @@ def _is_layer_call(function) -> bool:
 
 
 def freeze_buffers(roots: tuple) -> list:
-    """Snapshot the buffers of stateful training-mode layers under ``roots``."""
+    """Give stateful training-mode layers under ``roots`` private copies of their state.
+
+    The recomputation updates the copies and :func:`restore_buffers` puts the originals
+    back, never written to: writing them back would bump their in-place version, which
+    the reentrant inner backward checks on the tensors the rerun saved.
+    """
     saved = []
     if roots:
         for layer in _stateful_layers(roots):
             if layer.training:
-                saved.extend((buf, buf.clone()) for buf in layer.buffers(include_sublayers=False))
+                for table, name, t in _state_entries(layer):
+                    table[name] = t.clone()
+                    saved.append((table, name, t))
     return saved
 
 
+def _state_entries(layer) -> list:
+    """Buffers, and parameters that get no gradient: Paddle's BatchNorm keeps ``_mean`` and
+    ``_variance`` (and SpectralNorm its ``weight_u`` / ``weight_v``) as such parameters."""
+    out = [(layer._buffers, n, b) for n, b in layer._buffers.items() if b is not None]
+    out.extend((layer._parameters, n, p) for n, p in layer._parameters.items()
+               if p is not None and p.stop_gradient)
+    return out
+
+
 def restore_buffers(saved: list) -> None:
-    """Write back a snapshot taken by :func:`freeze_buffers`."""
-    with paddle.no_grad():
-        for buf, value in saved:
-            paddle.assign(value, output=buf)
+    """Put back the originals that :func:`freeze_buffers` swapped out."""
+    for table, name, original in saved:
+        table[name] = original
 
 
 class ParamAliases:

@@ -47,6 +47,16 @@ __all__ = ["run_reentrant"]
 _API = "recompute(use_reentrant=True)"
 _GRAD_CODE = inspect.unwrap(_dygraph_base.grad).__code__
 _NO_CONTEXT = contextlib.nullcontext()
+_READY_BEFORE = (
+    f"{_API}: under paddle.DataParallel a parameter got its gradient twice in one backward "
+    "(Paddle: 'has been ready before'). The recomputed function is not a Layer call (a "
+    "lambda, closure or plain function), so the rerun's inner backward accumulates into its "
+    "parameters directly, and a parameter it shares with another region or with code "
+    "outside reaches DataParallel's reducer more than once. Fix: use_reentrant=False; or "
+    "recompute a paddle.nn.Layer (or a bound method of one), whose parameters flow through "
+    "the region; or run the step under DataParallel.no_sync() and all-reduce the "
+    "gradients yourself."
+)
 
 
 class _Frame:
@@ -90,7 +100,7 @@ class _RecomputeLayer(PyLayer):
         out_tensors, frame.out_spec = _tree.flatten(outputs)
         if frame.check:
             frame.out_meta = [tensor_meta(t) for t in out_tensors]
-        _mark_outputs(ctx, out_tensors, tensors)
+        out_tensors = _mark_outputs(ctx, out_tensors, tensors, frame.n_inputs)
         if not out_tensors:  # PyLayer needs one tensor output; this one carries no gradient
             placeholder = paddle.zeros([0])
             ctx.mark_non_differentiable(placeholder)
@@ -99,6 +109,16 @@ class _RecomputeLayer(PyLayer):
 
     @staticmethod
     def backward(ctx, *grads):
+        try:
+            return _RecomputeLayer._backward(ctx, *grads)
+        except BaseException:
+            # Paddle never frees the ctx of a PyLayer backward that raised (its argument
+            # tuple leaks); let go of the frame (inputs, states, parameters) at least.
+            ctx.frame = None
+            raise
+
+    @staticmethod
+    def _backward(ctx, *grads):
         frame: _Frame = ctx.frame
         frame.backward_runs += 1
         inputs = frame.detached_inputs()
@@ -111,17 +131,39 @@ class _RecomputeLayer(PyLayer):
         roots, cotangents = _differentiable(out_tensors, grads)
         if roots:
             with amp_disabled():
-                paddle.autograd.backward(roots, cotangents)
+                try:
+                    paddle.autograd.backward(roots, cotangents)
+                except RuntimeError as exc:
+                    if "has been ready before" not in str(exc):
+                        raise
+                    raise RecomputeError(_READY_BEFORE) from exc
         return _input_grads(frame, inputs, aliases)
 
 
-def _mark_outputs(ctx, out_tensors, inputs) -> None:
+def _mark_outputs(ctx, out_tensors, inputs, n_inputs) -> list:
+    # An input returned as an output (or ``x.detach()`` of one) leaves as a fresh alias of
+    # the same memory: PyLayer would treat it as an in-place output, and Paddle 3.3's
+    # mark_not_inplace turns the caller's tensor into a non-leaf and drops the gradient
+    # that flows back through that output.
+    out_tensors = [_fresh_alias(t) if _is_input_alias(t, inputs, n_inputs) else t for t in out_tensors]
     not_diff = [t for t in out_tensors if not t.is_floating_point()]
     if not_diff:
         ctx.mark_non_differentiable(*not_diff)
-    passed_through = [t for t in out_tensors if any(t is i for i in inputs)]
-    if passed_through:
-        ctx.mark_not_inplace(*passed_through)
+    return out_tensors
+
+
+def _is_input_alias(t, inputs, n_inputs) -> bool:
+    return any(t is i for i in inputs) or any(t._is_shared_buffer_with(i) for i in inputs[:n_inputs])
+
+
+def _fresh_alias(t):
+    """A new tensor over ``t``'s memory (a copy where a view cannot be made)."""
+    if t.size:
+        try:
+            return t.view(t.shape)
+        except (RuntimeError, ValueError):
+            pass
+    return t.clone()
 
 
 def _differentiable(out_tensors, grads):
@@ -138,7 +180,9 @@ def _input_grads(frame: _Frame, inputs, aliases) -> tuple:
 
     Under an outer ``paddle.grad`` Paddle prunes the graph and requires None for inputs off
     the pruned paths: a leaf input (a parameter included) is on them only if it is one of
-    the requested ``inputs`` (read from ``paddle.grad``'s frame, still on the stack).
+    the requested ``inputs`` (read from ``paddle.grad``'s frame, still on the stack); a
+    non-leaf input only if a requested input's grad node is reachable from its grad node
+    (Paddle's ``GeneralGrad`` "needed nodes").
     """
     param_grads = aliases.grads() if aliases is not None else [None] * len(frame.params or ())
     requested = _partial_grad_inputs()
@@ -147,7 +191,9 @@ def _input_grads(frame: _Frame, inputs, aliases) -> tuple:
         result.extend(param_grads)
     else:
         ids = {id(t) for t in requested}
-        result = [_pruned_grad(key, t, ids) for key, t in zip(frame.leaf_keys, inputs)]
+        needed = _NeededNodes(requested)
+        result = [_pruned_grad(key, t, ids) if key is not None or needed(orig) else None
+                  for key, t, orig in zip(frame.leaf_keys, inputs, frame.inputs)]
         result.extend(g if id(p) in ids else None for p, g in zip(frame.params or (), param_grads))
     if frame.anchored:
         result.append(None)
@@ -158,6 +204,41 @@ def _pruned_grad(leaf_key, detached, ids):
     if detached.stop_gradient or (leaf_key is not None and leaf_key not in ids):
         return None
     return detached.grad
+
+
+class _NeededNodes:
+    """Whether a non-leaf tensor's grad node leads to a requested input's grad node."""
+
+    def __init__(self, requested):
+        self.targets = {t.grad_fn.node_ptr() for t in requested if t.grad_fn is not None}
+        self.memo: dict[int, bool] = {}
+
+    def __call__(self, tensor) -> bool:
+        node = tensor.grad_fn
+        return node is not None and self._reaches(node)
+
+    def _reaches(self, root) -> bool:
+        memo, targets = self.memo, self.targets
+        stack, seen, found = [root], [], False
+        while stack:
+            node = stack.pop()
+            ptr = node.node_ptr()
+            if ptr in memo:
+                if memo[ptr]:
+                    found = True
+                    break
+                continue
+            memo[ptr] = False
+            seen.append(ptr)
+            if ptr in targets:
+                found = True
+                break
+            stack.extend(n for n in node.next_functions if n is not None)
+        if found:  # every node on the current path may lead there: recompute those lazily
+            for ptr in seen:
+                memo.pop(ptr, None)
+            memo[root.node_ptr()] = True
+        return found
 
 
 def _partial_grad_inputs():

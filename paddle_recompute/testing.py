@@ -4,11 +4,12 @@ Three layers, each built on the one before:
 
 * :func:`assert_tensors_equal` compares tensors (or nested sequences / dicts of them)
   and reports mismatches the way ``numpy.testing`` does, naming the entry that differs.
-* :func:`snapshot_grads` / :func:`snapshot_params` copy a model's gradients or
-  parameters into ``{name: numpy array}`` dicts, so they can be compared later.
+* :func:`snapshot_grads` / :func:`snapshot_params` / :func:`snapshot_buffers` copy a
+  model's gradients, parameters or buffers into ``{name: numpy array}`` dicts, so they can
+  be compared later.
 * :func:`assert_loss_parity` trains the same seeded model twice, without and with
-  recompute, and asserts that every loss, every gradient of every step and the final
-  parameters agree (exactly, by default).
+  recompute, and asserts that every loss, every gradient of every step, the final
+  parameters (BatchNorm statistics included) and buffers agree (exactly, by default).
 
 :func:`recompute_sublayers` is a ready-made ``recompute_plan`` for
 :func:`assert_loss_parity`: it routes chosen sublayers through :func:`~paddle_recompute.recompute`.
@@ -29,6 +30,7 @@ __all__ = [
     "assert_tensors_equal",
     "snapshot_grads",
     "snapshot_params",
+    "snapshot_buffers",
     "assert_loss_parity",
     "recompute_sublayers",
 ]
@@ -46,6 +48,9 @@ def _to_numpy(value: Any) -> np.ndarray:
             value = value.astype("float32")
         return np.array(value.numpy(), copy=True)
     return np.asarray(value)
+
+
+_PY_SCALARS = (bool, int, float, complex)
 
 
 def _is_array(value: Any) -> bool:
@@ -106,7 +111,12 @@ def _compare_arrays(actual: np.ndarray, expected: np.ndarray, rtol: float, atol:
 
 def _compare_leaf(actual: Any, expected: Any, rtol: float, atol: float) -> list[str] | None:
     if _is_array(actual) and _is_array(expected):
-        return _compare_arrays(_to_numpy(actual), _to_numpy(expected), rtol, atol)
+        a, e = _to_numpy(actual), _to_numpy(expected)
+        if isinstance(actual, _PY_SCALARS) and not isinstance(expected, _PY_SCALARS):
+            a = a.astype(e.dtype)  # a Python number takes the dtype of what it is compared with
+        elif isinstance(expected, _PY_SCALARS) and not isinstance(actual, _PY_SCALARS):
+            e = e.astype(a.dtype)
+        return _compare_arrays(a, e, rtol, atol)
     if _is_array(actual) or _is_array(expected):
         return [f"Values differ in kind: actual {_kind(actual)}, expected {_kind(expected)}"]
     if actual is expected or actual == expected:
@@ -126,9 +136,9 @@ def _walk(actual: Any, expected: Any, path: str, tol: tuple[float, float], out: 
     """Append ``(path, lines)`` for every differing entry of two nested structures."""
     if isinstance(actual, Mapping) and isinstance(expected, Mapping):
         if set(actual) != set(expected):
-            missing = sorted(map(repr, set(expected) - set(actual)))
-            extra = sorted(map(repr, set(actual) - set(expected)))
-            out.append((path, [f"Keys differ: missing {missing}, unexpected {extra}"]))
+            missing = ", ".join(sorted(map(repr, set(expected) - set(actual))))
+            extra = ", ".join(sorted(map(repr, set(actual) - set(expected))))
+            out.append((path, [f"Keys differ: missing [{missing}], unexpected [{extra}]"]))
             return
         for key in expected:
             _walk(actual[key], expected[key], f"{path}[{key!r}]", tol, out)
@@ -137,7 +147,7 @@ def _walk(actual: Any, expected: Any, path: str, tol: tuple[float, float], out: 
         if len(actual) != len(expected):
             out.append((path, [f"Lengths differ: actual {len(actual)}, expected {len(expected)}"]))
             return
-        for i, (a, e) in enumerate(zip(actual, expected)):
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             _walk(a, e, f"{path}[{i}]", tol, out)
         return
     if isinstance(actual, (Mapping, list, tuple)) or isinstance(expected, (Mapping, list, tuple)):
@@ -156,7 +166,7 @@ def _named(value: Any, names: Sequence[str] | str | None) -> Any:
         return {names: value}
     if not isinstance(value, (list, tuple)) or len(names) != len(value):
         raise ValueError("assert_tensors_equal: `names` must have one name per entry of a sequence")
-    return dict(zip(names, value))
+    return dict(zip(names, value, strict=True))
 
 
 def _format_report(failures: list, rtol: float, atol: float, err_msg: str, total: int) -> str:
@@ -193,9 +203,11 @@ def assert_tensors_equal(
     """Assert that tensors (or nested lists, tuples and dicts of them) are equal.
 
     Paddle tensors, numpy arrays, scalars and ``None`` may be mixed; ``None`` only equals
-    ``None``. Shapes and dtypes must match exactly.  Values must satisfy
-    ``|actual - expected| <= atol + rtol * |expected|`` (NaN equals NaN); with the default
-    ``rtol = atol = 0`` the comparison is exact.  Every differing entry is reported.
+    ``None``, and other plain values (strings, ...) are compared with ``==``.  Shapes and
+    dtypes must match exactly (a Python number takes the dtype of the other side).
+    Values must satisfy ``|actual - expected| <= atol + rtol * |expected|`` (NaN equals
+    NaN); with the default ``rtol = atol = 0`` the comparison is exact.  Every differing
+    entry is reported.
 
     Args:
         actual: the values under test.
@@ -216,8 +228,9 @@ def assert_tensors_equal(
         >>> import numpy as np, paddle
         >>> from paddle_recompute.testing import assert_tensors_equal
         >>> assert_tensors_equal([paddle.ones([2]), None], [np.ones(2, "float32"), None])
+        >>> actual, expected = paddle.to_tensor([1.0, 2.0]), np.array([1.0, 3.0], "float32")
         >>> try:
-        ...     assert_tensors_equal(paddle.to_tensor([1.0, 2.0]), np.array([1.0, 3.0], "float32"), names="w")
+        ...     assert_tensors_equal(actual, expected, names="w")
         ... except AssertionError as e:
         ...     print(str(e).splitlines()[3])
           Mismatched elements: 1 / 2 (50%)
@@ -271,6 +284,29 @@ def snapshot_params(model: paddle.nn.Layer) -> dict[str, np.ndarray]:
     return {name: _to_numpy(p) for name, p in model.named_parameters()}
 
 
+def snapshot_buffers(model: paddle.nn.Layer) -> dict[str, np.ndarray | None]:
+    """Copy every named buffer (tensors registered with ``register_buffer``).
+
+    Paddle keeps BatchNorm's running mean and variance as non-trainable *parameters*, so
+    :func:`snapshot_params` already covers them.
+
+    Args:
+        model: the layer whose ``named_buffers()`` are read.
+
+    Returns:
+        ``{buffer name: numpy copy of its value}`` (``None`` for an unset buffer).
+
+    Example:
+        >>> import paddle
+        >>> from paddle_recompute.testing import snapshot_buffers
+        >>> layer = paddle.nn.Layer()
+        >>> layer.register_buffer("steps", paddle.zeros([1]))
+        >>> list(snapshot_buffers(layer))
+        ['steps']
+    """
+    return {name: None if b is None else _to_numpy(b) for name, b in model.named_buffers()}
+
+
 # --------------------------------------------------------------------------- parity
 
 
@@ -289,7 +325,7 @@ def _train(
     steps: int,
     seed: int,
 ) -> dict[str, Any]:
-    """One seeded training run; returns its losses, per-step gradients and final parameters."""
+    """One seeded training run: its losses, per-step gradients, final parameters and buffers."""
     _seed_all(seed)
     model, optimizer = build_model(recompute_on)
     if recompute_on and plan is not None:
@@ -300,7 +336,8 @@ def _train(
         grads.append(snapshot_grads(model))
         optimizer.step()
         optimizer.clear_grad()
-    return {"losses": losses, "grads": grads, "params": snapshot_params(model)}
+    return {"losses": losses, "grads": grads, "params": snapshot_params(model),
+            "buffers": snapshot_buffers(model)}
 
 
 def assert_loss_parity(
@@ -320,7 +357,9 @@ def assert_loss_parity(
     with ``build_model(True)`` (then ``recompute_plan`` applied, if given).  Each step calls
     ``train_step`` (forward and backward), snapshots every gradient, then calls
     ``optimizer.step()`` and ``optimizer.clear_grad()``.  Losses of every step, gradients
-    of every named parameter at every step, and the final parameters must agree.
+    of every named parameter at every step, the final parameters (Paddle's BatchNorm
+    running statistics are non-trainable parameters) and the final buffers must agree.
+    The global generators are left seeded by the second run.
 
     Args:
         build_model: ``build_model(recompute) -> (model, optimizer)``; builds a fresh model
@@ -339,8 +378,10 @@ def assert_loss_parity(
         atol: absolute tolerance (0: exact).
 
     Raises:
-        AssertionError: a loss, gradient or final parameter differs; the report names it
-            (``losses[2]``, ``grads[0]['fc.weight']``, ``params['fc.bias']``).
+        AssertionError: a loss, gradient, final parameter or buffer differs; the report
+            names it (``losses[2]``, ``grads[0]['fc.weight']``, ``params['bn._mean']``,
+            ``buffers['steps']``).
+        ValueError: ``steps`` is not a positive integer.
 
     Example:
         >>> import paddle
@@ -369,7 +410,8 @@ def assert_loss_parity(
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"assert_loss_parity: `steps` must be a positive integer, got {steps!r}")
     reference = _train(build_model, train_step, recompute_on=False, plan=None, steps=steps, seed=seed)
-    candidate = _train(build_model, train_step, recompute_on=True, plan=recompute_plan, steps=steps, seed=seed)
+    candidate = _train(build_model, train_step, recompute_on=True, plan=recompute_plan,
+                       steps=steps, seed=seed)
     assert_tensors_equal(
         candidate, reference, rtol=rtol, atol=atol,
         err_msg=f"Training with recompute (actual) differs from training without it (expected), "

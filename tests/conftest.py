@@ -8,24 +8,12 @@ import os
 
 os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")
 
-import random  # noqa: E402
-
-import numpy as np  # noqa: E402
 import paddle  # noqa: E402
 import pytest  # noqa: E402
-
+from _rc_helpers import seed_all  # noqa: E402
 from paddle.base import core, framework  # noqa: E402
 
 paddle.set_device("cpu")
-
-SEED = 2024
-
-
-def seed_all(seed: int = SEED) -> None:
-    """Seed Paddle, numpy and Python's random identically."""
-    paddle.seed(seed)
-    np.random.seed(seed)
-    random.seed(seed)
 
 
 @pytest.fixture(autouse=True)

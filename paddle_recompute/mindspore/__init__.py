@@ -1,0 +1,31 @@
+"""MindSpore compatibility layer: MindSpore model code, recompute calls included, on Paddle.
+
+Use as ``import paddle_recompute.mindspore as mindspore`` (or run an unmodified script with
+``python -m paddle_recompute.mindspore script.py``). See compat/README.md for the API map and
+every semantic difference.
+"""
+
+from . import common, context, nn, ops
+from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
+from ._api import recompute
+from ._cell import RecomputeMixin, enable_layer_recompute
+from ._dtype import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
+from ._grad import grad, value_and_grad
+from ._seed import get_seed, set_seed
+from ._tensor import Parameter, ParameterTuple, Tensor
+from ._validate import MissingAPIError
+from ._validate import missing as _missing
+from .common import dtype
+from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+
+__all__ = [
+    "common", "context", "nn", "ops", "dtype", "recompute", "grad", "value_and_grad", "Tensor", "Parameter",
+    "ParameterTuple", "set_seed", "get_seed", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
+    "bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+    "RecomputeMixin", "enable_layer_recompute", "install_import_alias", "uninstall_import_alias",
+    "import_alias_installed", "MissingAPIError",
+]
+
+
+def __getattr__(name: str):
+    raise _missing("mindspore", name)

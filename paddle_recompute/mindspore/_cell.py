@@ -1,0 +1,199 @@
+"""``nn.Cell`` and the ``.recompute()`` it shares with opted-in Paddle Layers.
+
+``Cell`` is a ``paddle.nn.Layer`` whose ``forward`` is ``construct``. ``Cell.recompute(...)``
+makes every later call of the cell a recompute region (MindSpore's PyNative semantics: in
+backward every operator inside the cell is recomputed; the cell's output is kept, as it is
+the region's output). :class:`RecomputeMixin` carries that method; plain Paddle Layers get it
+only on request, through the mixin or :func:`enable_layer_recompute`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import paddle
+
+from . import _recipes
+from ._region import RecomputeConfig, run_region
+from ._validate import bind, check_bool, check_bool_param
+
+__all__ = ["RecomputeMixin", "Cell", "enable_layer_recompute", "parse_recompute_options"]
+
+_OPTION_KEYS = ("mp_comm_recompute", "parallel_optimizer_comm_recompute", "recompute_slice_activation")
+
+
+def _signature(*, use_reentrant: bool = True, output_recompute: bool = False, early_stop: bool = True,
+               context_fn: Callable | None = None, **kwargs: Any) -> None:
+    """The signature of ``Cell.recompute`` (used to bind calls the way MindSpore does)."""
+
+
+def parse_recompute_options(args: tuple, kwargs: dict) -> RecomputeConfig:
+    """Validate ``Cell.recompute(*args, **kwargs)`` with MindSpore 2.10's errors.
+
+    Raises:
+        TypeError: a positional argument (``too many positional arguments``), a non-bool flag.
+        ValueError: an unknown keyword, or ``context_fn`` with ``use_reentrant=True``.
+    """
+    bound = bind(_signature, args, kwargs).arguments
+    use_reentrant = check_bool(bound.get("use_reentrant", True))
+    output_recompute = check_bool(bound.get("output_recompute", False))
+    early_stop = check_bool(bound.get("early_stop", True))
+    options = dict(bound.get("kwargs", {}))
+    for key, value in options.items():
+        if key not in _OPTION_KEYS:
+            raise ValueError(
+                f"For 'recompute', keyword '{key}' is not recognized! the key kwargs must be "
+                + ", ".join(f"'{k}'" for k in _OPTION_KEYS)
+            )
+        check_bool_param(key, value)
+    return make_config(use_reentrant, output_recompute, early_stop, bound.get("context_fn"), options)
+
+
+def make_config(use_reentrant: bool, output_recompute: bool, early_stop: bool,
+                context_fn: Callable | None, options: dict | None = None) -> RecomputeConfig:
+    """Apply MindSpore's rules: ``output_recompute`` implies non-reentrant; ``context_fn`` needs it."""
+    if output_recompute:
+        use_reentrant = False
+        _recipes.enable()
+    if context_fn is not None and use_reentrant:
+        raise ValueError("context_fn is only supported when use_reentrant=False.")
+    if context_fn is not None and not callable(context_fn):
+        raise TypeError(f"context_fn must be callable, but got {type(context_fn).__name__}.")
+    return RecomputeConfig(use_reentrant, output_recompute, early_stop, context_fn, options or {})
+
+
+class RecomputeMixin:
+    """Adds MindSpore's ``recompute()`` to a ``paddle.nn.Layer`` subclass.
+
+    Example:
+        >>> import paddle
+        >>> from paddle_recompute.mindspore import RecomputeMixin
+        >>> class Block(RecomputeMixin, paddle.nn.Layer):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = paddle.nn.Linear(4, 4)
+        ...     def forward(self, x):
+        ...         return paddle.nn.functional.relu(self.fc(x))
+        >>> block = Block()
+        >>> block.recompute()
+    """
+
+    _ms_recompute: RecomputeConfig | None = None
+
+    def recompute(self, *args: Any, **kwargs: Any) -> None:
+        """``recompute(*, use_reentrant=True, output_recompute=False, early_stop=True, context_fn=None,
+        **kwargs)``.
+
+        Every later call of this layer is a recompute region: in backward every operator
+        inside it (sublayers included) is recomputed, except its output, which is kept.
+        ``mp_comm_recompute``, ``parallel_optimizer_comm_recompute`` and
+        ``recompute_slice_activation`` are validated and recorded; they concern model- and
+        optimizer-parallel communication, which a single device does not have.
+        """
+        self._ms_recompute = parse_recompute_options(args, kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with _recipes.scope():
+            config = self._ms_recompute
+            if config is None:
+                return super().__call__(*args, **kwargs)
+            return run_region(self._ms_call, args, kwargs, config, (self,))
+
+    def _ms_call(self, *args: Any, **kwargs: Any) -> Any:
+        """The plain Layer call (hooks included), run inside the region."""
+        return super().__call__(*args, **kwargs)
+
+
+_MIXED: dict[type, type] = {}
+
+
+def enable_layer_recompute(layer: paddle.nn.Layer) -> paddle.nn.Layer:
+    """Give one Paddle Layer MindSpore's ``.recompute()`` (opt-in; Paddle itself is unchanged).
+
+    The layer's class is swapped for a subclass that adds :class:`RecomputeMixin`, so only
+    this instance changes; ``isinstance`` checks against its original class still hold.
+
+    Returns:
+        ``layer``, now with ``layer.recompute(...)``.
+
+    Raises:
+        TypeError: ``layer`` is not a ``paddle.nn.Layer``.
+
+    Example:
+        >>> import paddle
+        >>> from paddle_recompute.mindspore import enable_layer_recompute
+        >>> block = enable_layer_recompute(paddle.nn.Linear(4, 4))
+        >>> block.recompute()
+    """
+    if not isinstance(layer, paddle.nn.Layer):
+        raise TypeError(f"enable_layer_recompute: expected a paddle.nn.Layer, got {type(layer).__name__}")
+    cls = type(layer)
+    if not issubclass(cls, RecomputeMixin):
+        mixed = _MIXED.get(cls)
+        if mixed is None:
+            mixed = type(cls.__name__, (RecomputeMixin, cls),
+                         {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+            _MIXED[cls] = mixed
+        layer.__class__ = mixed
+    return layer
+
+
+class Cell(RecomputeMixin, paddle.nn.Layer):
+    """``mindspore.nn.Cell``: a ``paddle.nn.Layer`` whose forward is ``construct``.
+
+    As in MindSpore, a new Cell is in inference mode (``training`` False) until
+    ``set_train()``; parameters assigned as attributes are registered by Paddle.
+    """
+
+    def __init__(self, auto_prefix: bool = True, flags: dict | None = None):
+        super().__init__()
+        self.training = False
+        self._ms_flags = dict(flags or {})
+
+    def construct(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define construct()")
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.construct(*args, **kwargs)
+
+    def set_train(self, mode: bool = True) -> Cell:
+        """Training mode on (or off) for this cell and every sub-cell."""
+        if mode:
+            self.train()
+        else:
+            self.eval()
+        return self
+
+    def trainable_params(self, recurse: bool = True) -> list:
+        """Parameters that require gradients, in registration order."""
+        return [p for p in self.parameters(include_sublayers=recurse) if not p.stop_gradient]
+
+    def untrainable_params(self, recurse: bool = True) -> list:
+        return [p for p in self.parameters(include_sublayers=recurse) if p.stop_gradient]
+
+    def get_parameters(self, expand: bool = True) -> Iterator:
+        return iter(self.parameters(include_sublayers=expand))
+
+    def parameters_and_names(self, name_prefix: str = "", expand: bool = True) -> Iterator[tuple[str, Any]]:
+        yield from self.named_parameters(prefix=name_prefix, include_sublayers=expand)
+
+    def cells(self) -> list:
+        return list(self.children())
+
+    def name_cells(self) -> OrderedDict:
+        return OrderedDict(self.named_children())
+
+    def cells_and_names(self, cells: Any = None, name_prefix: str = "") -> Iterator[tuple[str, Any]]:
+        yield from self.named_sublayers(prefix=name_prefix, include_self=True)
+
+
+def _doc_signature() -> inspect.Signature:
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params += list(inspect.signature(_signature).parameters.values())
+    return inspect.Signature(params, return_annotation=None)
+
+
+RecomputeMixin.recompute.__signature__ = _doc_signature()  # type: ignore[attr-defined]

@@ -1,0 +1,31 @@
+"""``python -m paddle_recompute.mindspore SCRIPT.py [args]``: run a MindSpore script on Paddle."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from collections.abc import Sequence
+
+from ._alias import install_import_alias
+
+__all__ = ["main"]
+
+USAGE = "usage: python -m paddle_recompute.mindspore SCRIPT.py [args ...]"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``argv[0]`` as ``__main__`` with ``import mindspore`` aliased; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr if not argv else sys.stdout)
+        return 2 if not argv else 0
+    script = argv[0]
+    if not os.path.isfile(script):
+        print(f"paddle_recompute.mindspore: cannot open file {script!r}\n{USAGE}", file=sys.stderr)
+        return 2
+    install_import_alias()
+    sys.argv = argv
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    runpy.run_path(script, run_name="__main__")
+    return 0

@@ -1,0 +1,12 @@
+"""``mindspore.common``: Tensor, Parameter, dtypes, seeding and initialisers."""
+
+from .._seed import get_seed, set_seed
+from .._tensor import Parameter, ParameterTuple, Tensor
+from .._validate import missing as _missing
+from . import dtype, initializer
+
+__all__ = ["Tensor", "Parameter", "ParameterTuple", "dtype", "initializer", "set_seed", "get_seed"]
+
+
+def __getattr__(name: str):
+    raise _missing("mindspore.common", name)

@@ -1,0 +1,25 @@
+"""``mindspore.common.initializer``."""
+
+from .._initializer import (
+    Constant,
+    HeNormal,
+    HeUniform,
+    Initializer,
+    Normal,
+    One,
+    TruncatedNormal,
+    Uniform,
+    XavierUniform,
+    Zero,
+    initializer,
+)
+from .._validate import missing as _missing
+
+__all__ = [
+    "Constant", "HeNormal", "HeUniform", "Initializer", "Normal", "One", "TruncatedNormal", "Uniform",
+    "XavierUniform", "Zero", "initializer",
+]
+
+
+def __getattr__(name: str):
+    raise _missing("mindspore.common.initializer", name)

@@ -1,0 +1,104 @@
+"""Dense, activation, dropout and flatten cells."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import paddle
+import paddle.nn.functional as F
+
+from .._cell import Cell
+from .._dtype import float32
+from .._primitive import Primitive
+from .._validate import not_provided
+from ..ops._nn import relu
+from ._params import default_bias_init, default_weight_init, make_parameter
+
+__all__ = ["Dense", "ReLU", "Dropout", "Flatten"]
+
+
+def _positive_int(op: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"For '{op}', the '{name}' must be a positive int, but got {value!r}.")
+    return value
+
+
+def _activation(activation: Any) -> Any:
+    if activation is None or isinstance(activation, Cell | Primitive):
+        return activation
+    if activation == "relu":
+        return ReLU()
+    raise not_provided(f"nn.Dense(activation={activation!r})", "pass a Cell or a Primitive")
+
+
+class Dense(Cell):
+    """``nn.Dense(in_channels, out_channels, weight_init=None, bias_init=None, has_bias=True,
+    activation=None)``.
+
+    ``weight`` has MindSpore's layout ``(out_channels, in_channels)``; ``y = x W^T + b``.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, weight_init: Any = None, bias_init: Any = None,
+                 has_bias: bool = True, activation: Any = None, dtype: Any = float32):
+        super().__init__()
+        self.in_channels = _positive_int("Dense", "in_channels", in_channels)
+        self.out_channels = _positive_int("Dense", "out_channels", out_channels)
+        self.has_bias = has_bias
+        w_init = default_weight_init() if weight_init is None else weight_init
+        self.weight = make_parameter(w_init, [out_channels, in_channels], dtype, "dense.weight")
+        self.bias = None
+        if has_bias:
+            b_init = default_bias_init(in_channels) if bias_init is None else bias_init
+            self.bias = make_parameter(b_init, [out_channels], dtype, "dense.bias")
+        self.activation = _activation(activation)
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        shape = x.shape
+        if len(shape) != 2:
+            x = paddle.reshape(x, [-1, shape[-1]])
+        x = paddle.matmul(x, self.weight, transpose_y=True)
+        if self.bias is not None:
+            x = paddle.add(x, self.bias)
+        if self.activation is not None:
+            x = self.activation(x)
+        if len(shape) != 2:
+            x = paddle.reshape(x, list(shape[:-1]) + [self.out_channels])
+        return x
+
+
+class ReLU(Cell):
+    """``nn.ReLU()`` (MindSpore's gradient at clipped elements, see ``ops.relu``)."""
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return relu(x)
+
+
+class Dropout(Cell):
+    """``nn.Dropout(keep_prob=0.5, p=None)``: identity unless in training mode (``set_train()``)."""
+
+    def __init__(self, keep_prob: float = 0.5, p: float | None = None, dtype: Any = float32):
+        super().__init__()
+        if p is None:
+            if not 0 < keep_prob <= 1:
+                raise ValueError(f"For 'Dropout', the 'keep_prob' must be a number in range (0, 1], "
+                                 f"but got {keep_prob}.")
+            p = 1.0 - keep_prob
+        elif not 0 <= p < 1:
+            raise ValueError(f"For 'Dropout', the 'p' must be a number in range [0, 1), but got {p}.")
+        self.p = p
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        return F.dropout(x, p=self.p, training=True, mode="upscale_in_train")
+
+
+class Flatten(Cell):
+    """``nn.Flatten(start_dim=1, end_dim=-1)``."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return paddle.flatten(x, start_axis=self.start_dim, stop_axis=self.end_dim)

@@ -1,0 +1,94 @@
+"""``nn.SequentialCell`` and ``nn.CellList``."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import paddle
+
+from .._cell import Cell
+
+__all__ = ["SequentialCell", "CellList"]
+
+
+def _check_cell(item: Any, owner: str) -> paddle.nn.Layer:
+    if not isinstance(item, paddle.nn.Layer):
+        raise TypeError(f"For '{owner}', each item must be a Cell, but got {type(item).__name__}.")
+    return item
+
+
+class SequentialCell(Cell):
+    """``nn.SequentialCell(*cells)`` or ``nn.SequentialCell([cells])`` / ``(OrderedDict)``."""
+
+    def __init__(self, *args: Any):
+        super().__init__()
+        items = args[0] if len(args) == 1 and isinstance(args[0], list | tuple | OrderedDict) else args
+        if isinstance(items, OrderedDict):
+            named = items.items()
+        else:
+            named = ((str(i), c) for i, c in enumerate(items))
+        for name, cell in named:
+            self.add_sublayer(name, _check_cell(cell, "SequentialCell"))
+
+    def __getitem__(self, index: int) -> paddle.nn.Layer:
+        return list(self._sub_layers.values())[index]
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def append(self, cell: paddle.nn.Layer) -> SequentialCell:
+        self.add_sublayer(str(len(self)), _check_cell(cell, "SequentialCell"))
+        return self
+
+    def construct(self, x: Any) -> Any:
+        for cell in self._sub_layers.values():
+            x = cell(x)
+        return x
+
+
+class CellList(Cell):
+    """``nn.CellList(args=None)``: a list of cells, indexable and iterable."""
+
+    def __init__(self, args: Iterable | None = None):
+        super().__init__()
+        for cell in args or ():
+            self.append(cell)
+
+    def _cells(self) -> list:
+        return list(self._sub_layers.values())
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return CellList(self._cells()[index])
+        return self._cells()[index]
+
+    def __setitem__(self, index: int, cell: paddle.nn.Layer) -> None:
+        key = list(self._sub_layers)[index]
+        self._sub_layers[key] = _check_cell(cell, "CellList")
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def __iter__(self) -> Iterator:
+        return iter(self._cells())
+
+    def append(self, cell: paddle.nn.Layer) -> CellList:
+        self.add_sublayer(str(len(self)), _check_cell(cell, "CellList"))
+        return self
+
+    def extend(self, cells: Iterable) -> CellList:
+        for cell in cells:
+            self.append(cell)
+        return self
+
+    def insert(self, index: int, cell: paddle.nn.Layer) -> None:
+        cells = self._cells()
+        cells.insert(index, _check_cell(cell, "CellList"))
+        self._sub_layers.clear()
+        for i, c in enumerate(cells):
+            self.add_sublayer(str(i), c)
+
+    def construct(self, *args: Any) -> Any:
+        raise TypeError("CellList is a container; call its cells, not the list")

@@ -1,0 +1,128 @@
+"""Convolution, batch normalisation and pooling cells (NCHW)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import paddle
+import paddle.nn.functional as F
+
+from ... import register_stateful_layer
+from .._cell import Cell
+from .._dtype import float32
+from .._validate import not_provided
+from ..ops._nn import conv_padding
+from ..ops._operands import int_tuple
+from ._params import default_bias_init, default_weight_init, make_parameter, register_moving
+
+__all__ = ["Conv2d", "BatchNorm2d", "MaxPool2d", "AvgPool2d"]
+
+
+def _nchw_only(op: str, data_format: str) -> None:
+    if data_format != "NCHW":
+        raise not_provided(f"nn.{op}(data_format={data_format!r})")
+
+
+class Conv2d(Cell):
+    """``nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, pad_mode='same', padding=0, ...)``.
+
+    ``pad_mode='same'`` pads like MindSpore (the odd extra row/column at the bottom/right);
+    ``weight_init`` takes an initialiser, a name such as ``'ones'`` or a number.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 pad_mode: str = "same", padding: Any = 0, dilation: Any = 1, group: int = 1,
+                 has_bias: bool = False, weight_init: Any = None, bias_init: Any = None,
+                 data_format: str = "NCHW", dtype: Any = float32):
+        super().__init__()
+        _nchw_only("Conv2d", data_format)
+        if in_channels % group or out_channels % group:
+            raise ValueError(f"For 'Conv2d', 'in_channels' ({in_channels}) and 'out_channels' "
+                             f"({out_channels}) must be divisible by 'group' ({group}).")
+        self.kernel_size = int_tuple("Conv2d", "kernel_size", kernel_size, 2)
+        self.stride = int_tuple("Conv2d", "stride", stride, 2)
+        self.dilation = int_tuple("Conv2d", "dilation", dilation, 2)
+        self.padding = conv_padding("Conv2d", pad_mode, padding)
+        self.pad_mode, self.group = pad_mode, group
+        shape = [out_channels, in_channels // group, *self.kernel_size]
+        w_init = default_weight_init() if weight_init is None else weight_init
+        self.weight = make_parameter(w_init, shape, dtype, "conv2d.weight")
+        self.bias = None
+        if has_bias:
+            fan_in = (in_channels // group) * self.kernel_size[0] * self.kernel_size[1]
+            b_init = default_bias_init(fan_in) if bias_init is None else bias_init
+            self.bias = make_parameter(b_init, [out_channels], dtype, "conv2d.bias")
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.group)
+
+
+@register_stateful_layer
+class BatchNorm2d(Cell):
+    """``nn.BatchNorm2d(num_features, eps=1e-5, momentum=0.9, affine=True, ...)``.
+
+    ``momentum`` has MindSpore's (and Paddle's) meaning: ``moving = momentum * moving +
+    (1 - momentum) * batch``. Batch statistics are used in training mode unless
+    ``use_batch_statistics`` says otherwise. The moving statistics are persistable buffers.
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9, affine: bool = True,
+                 gamma_init: Any = "ones", beta_init: Any = "zeros", moving_mean_init: Any = "zeros",
+                 moving_var_init: Any = "ones", use_batch_statistics: bool | None = None,
+                 data_format: str = "NCHW", dtype: Any = float32):
+        super().__init__()
+        _nchw_only("BatchNorm2d", data_format)
+        if not 0 <= momentum <= 1:
+            raise ValueError(f"For 'BatchNorm2d', the 'momentum' must be in range [0, 1], "
+                             f"but got {momentum}.")
+        self.eps, self.momentum, self.use_batch_statistics = eps, momentum, use_batch_statistics
+        self.gamma = make_parameter(gamma_init, [num_features], dtype, "bn.gamma", requires_grad=affine)
+        self.beta = make_parameter(beta_init, [num_features], dtype, "bn.beta", requires_grad=affine)
+        register_moving(self, "moving_mean", moving_mean_init, [num_features], dtype)
+        register_moving(self, "moving_variance", moving_var_init, [num_features], dtype)
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        batch_stats = self.training if self.use_batch_statistics is None else self.use_batch_statistics
+        return F.batch_norm(x, self.moving_mean, self.moving_variance, weight=self.gamma, bias=self.beta,
+                            training=batch_stats, momentum=self.momentum, epsilon=self.eps)
+
+
+class _Pool2d(Cell):
+    def __init__(self, op: str, kernel_size: Any, stride: Any, pad_mode: str, padding: Any,
+                 ceil_mode: bool, data_format: str):
+        super().__init__()
+        _nchw_only(op, data_format)
+        self.kernel_size = int_tuple(op, "kernel_size", kernel_size, 2)
+        self.stride = int_tuple(op, "stride", stride, 2)
+        self.padding = conv_padding(op, pad_mode, padding)
+        self.ceil_mode = ceil_mode
+
+
+class MaxPool2d(_Pool2d):
+    """``nn.MaxPool2d(kernel_size=1, stride=1, pad_mode='valid', padding=0, ...)``."""
+
+    def __init__(self, kernel_size: Any = 1, stride: Any = 1, pad_mode: str = "valid", padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False,
+                 data_format: str = "NCHW"):
+        if dilation not in (1, (1, 1)) or return_indices:
+            raise not_provided("nn.MaxPool2d(dilation != 1 or return_indices=True)")
+        super().__init__("MaxPool2d", kernel_size, stride, pad_mode, padding, ceil_mode, data_format)
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode)
+
+
+class AvgPool2d(_Pool2d):
+    """``nn.AvgPool2d(kernel_size=1, stride=1, pad_mode='valid', padding=0, ...)``."""
+
+    def __init__(self, kernel_size: Any = 1, stride: Any = 1, pad_mode: str = "valid", padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
+                 data_format: str = "NCHW"):
+        super().__init__("AvgPool2d", kernel_size, stride, pad_mode, padding, ceil_mode, data_format)
+        self.exclusive = not count_include_pad
+        self.divisor_override = divisor_override
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
+                            exclusive=self.exclusive, divisor_override=self.divisor_override)

@@ -1,0 +1,17 @@
+"""``mindspore.ops.operations`` (often imported as ``P``): the operator classes."""
+
+from .._primitive import Primitive
+from .._validate import missing as _missing
+from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
+from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
+from ._nn import Conv2D, Dropout, ReLU, Sigmoid, Softmax, Tanh
+
+__all__ = [
+    "Primitive", "BiasAdd", "Cast", "Concat", "ExpandDims", "Flatten", "Reshape", "Squeeze", "Transpose",
+    "Add", "BatchMatMul", "Div", "Exp", "MatMul", "Mul", "Neg", "RealDiv", "ReduceMean", "ReduceSum",
+    "Sqrt", "Sub", "Conv2D", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
+]
+
+
+def __getattr__(name: str):
+    raise _missing("mindspore.ops.operations", name)

@@ -1,0 +1,51 @@
+"""Fixtures of the MindSpore compatibility tests (helpers live in _ms_helpers.py).
+
+Host memory statistics must be on before Paddle is imported (the root conftest sets the
+flag; it is set here too for runs that start in this directory).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")
+
+import paddle  # noqa: E402
+import pytest  # noqa: E402
+from _ms_helpers import held_bytes  # noqa: E402
+from paddle.base import core  # noqa: E402
+
+
+@pytest.fixture
+def memory_stats():
+    """Fail clearly if Paddle's host memory statistics are off."""
+    before = held_bytes()
+    probe = paddle.ones([4096])
+    if held_bytes() - before < 4096:
+        pytest.fail("FLAGS_enable_host_memory_stat was not set before paddle was imported")
+    del probe
+    return held_bytes
+
+
+@pytest.fixture(autouse=True)
+def _clean_state():
+    """Each test starts and ends with grad on, no hook frames and no import alias."""
+    from paddle_recompute import _hooks
+    from paddle_recompute.mindspore import _recipes, uninstall_import_alias
+
+    yield
+    leaks = []
+    if not paddle.is_grad_enabled():
+        paddle.set_grad_enabled(True)
+        leaks.append("grad mode left disabled")
+    if _hooks.active_frames():
+        leaks.append(f"hook frames left: {_hooks.active_frames()}")
+        _hooks._STACK.clear()
+        core.eager.reset_saved_tensors_hooks()
+    if _recipes._STATE.active:
+        _recipes._STATE.active = False
+        leaks.append("recipe scope left active")
+    if "mindspore" in sys.modules:
+        uninstall_import_alias()
+    assert not leaks, "; ".join(leaks)

@@ -1,0 +1,82 @@
+"""The runner (``python -m paddle_recompute.mindspore SCRIPT``) and the opt-in import alias."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from _ms_helpers import ORIGINALS, ROOT, reference
+
+import paddle_recompute.mindspore as ms
+from paddle_recompute.mindspore import _runner
+
+
+def test_python_m_runner_runs_the_unmodified_docstring_example():
+    """The real entry point, in a fresh interpreter: prints MindSpore's documented gradient."""
+    script = ORIGINALS / "a_recompute_docstring.py"
+    result = subprocess.run([sys.executable, "-m", "paddle_recompute.mindspore", str(script)], cwd=ROOT,
+                            env=dict(os.environ, PYTHONWARNINGS="ignore"), capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    expected = np.array(reference("a_docstring_pynative.json")["cases"]["docstring"]["grad"]).ravel()
+    assert _printed_values(result.stdout) == expected.tolist()
+
+
+def _printed_values(printed: str) -> list[float]:
+    """The numbers of a printed Paddle tensor."""
+    values = printed[printed.index("stop_gradient=True,") + len("stop_gradient=True,"):]
+    for ch in "[](),":
+        values = values.replace(ch, " ")
+    return [float(t) for t in values.split()]
+
+
+@pytest.fixture
+def runner_env(monkeypatch):
+    """Run ``_runner.main`` in this process; sys.argv / sys.path / the alias are restored."""
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield _runner.main
+    ms.uninstall_import_alias()
+
+
+def test_runner_trains_the_unmodified_resnet50_with_arguments(runner_env, capsys):
+    script = str(ORIGINALS / "d_resnet50_recompute.py")
+    assert runner_env([script, "--steps", "1", "--batch-size", "2"]) == 0
+    assert capsys.readouterr().out.startswith("step: 0, loss is ")
+    assert sys.argv == [script, "--steps", "1", "--batch-size", "2"]
+
+
+def test_runner_usage_and_missing_script(runner_env, capsys):
+    assert runner_env([]) == 2
+    assert "usage: python -m paddle_recompute.mindspore SCRIPT.py" in capsys.readouterr().err
+    assert runner_env(["--help"]) == 0
+    assert runner_env(["no_such_script.py"]) == 2
+    assert "cannot open file 'no_such_script.py'" in capsys.readouterr().err
+    assert not ms.import_alias_installed()
+
+
+def test_without_the_runner_import_mindspore_is_untouched():
+    assert not ms.import_alias_installed()
+    spec = importlib.util.find_spec("mindspore")
+    assert spec is None or "paddle_recompute" not in str(spec.origin)
+
+
+def test_install_import_alias_in_process():
+    assert "mindspore" not in sys.modules
+    ms.install_import_alias()
+    try:
+        import mindspore
+        import mindspore.nn as nn
+        from mindspore.common.initializer import One
+        from mindspore.ops import operations as P
+
+        assert mindspore is ms and nn is ms.nn and P is ms.ops.operations and One is ms.common.initializer.One
+        with pytest.raises(ModuleNotFoundError, match="'mindspore.dataset' is not provided"):
+            import mindspore.dataset  # noqa: F401
+    finally:
+        ms.uninstall_import_alias()
+    assert "mindspore" not in sys.modules and not ms.import_alias_installed()

@@ -1,0 +1,234 @@
+"""No leaks: after backward every frame (and what it holds: inputs, recomputed tensors,
+captured RNG and AMP state) is freed, and long training keeps held host memory flat.
+
+Held bytes are read from Paddle's host allocator statistics, which ``conftest.py`` turns
+on (``FLAGS_enable_host_memory_stat=1`` before Paddle is imported).
+"""
+
+import gc
+import weakref
+
+import paddle
+import pytest
+from paddle import nn
+from paddle.base import core
+
+from paddle_recompute import _hooks, _nonreentrant, _reentrant, recompute
+
+
+@pytest.fixture
+def frames(monkeypatch):
+    """Weak references to every region frame created during the test."""
+    refs = []
+
+    class TrackedNonReentrant(_nonreentrant._Frame):
+        __slots__ = ("__weakref__",)
+
+        def __init__(self):
+            refs.append(weakref.ref(self))
+
+    class TrackedReentrant(_reentrant._Frame):
+        __slots__ = ()
+
+        def __init__(self):
+            refs.append(weakref.ref(self))
+
+    monkeypatch.setattr(_nonreentrant, "_Frame", TrackedNonReentrant)
+    monkeypatch.setattr(_reentrant, "_Frame", TrackedReentrant)
+    return refs
+
+
+def alive(refs) -> int:
+    return sum(r() is not None for r in refs)
+
+
+def held() -> int:
+    return core.host_memory_stat_current_value("Allocated", 0)
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.1), nn.Tanh(), nn.Linear(16, 8))
+
+
+def test_host_memory_stat_is_enabled():
+    before = held()
+    t = paddle.empty([1024], dtype="float32")
+    assert held() - before >= 4096, "FLAGS_enable_host_memory_stat is not on (see conftest.py)"
+    del t
+
+
+def test_frame_and_everything_it_holds_is_freed_by_backward(use_reentrant, frames):
+    model = mlp()
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    h = paddle.exp(x)  # a non-leaf input: only the frame and the graph keep it
+    h_ref = weakref.ref(h)
+    out = recompute(model, h, use_reentrant=use_reentrant)
+    del h
+    loss = (out**2).sum()
+    del out
+    assert alive(frames) == 1 and h_ref() is not None
+    gc.disable()  # freed by reference counting alone: no cycles through the frame
+    try:
+        loss.backward()
+        del loss
+        assert alive(frames) == 0
+    finally:
+        gc.enable()
+    gc.collect()
+    assert h_ref() is None
+    assert not _hooks.active_frames()
+
+
+def test_nested_frames_are_freed_by_backward(use_reentrant, frames):
+    inner_model, outer_lin = mlp(), nn.Linear(8, 8)
+
+    def outer(x):
+        return recompute(inner_model, paddle.tanh(outer_lin(x)), use_reentrant=False)
+
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    loss = recompute(outer, x, use_reentrant=use_reentrant).sum()
+    loss.backward()
+    del loss
+    gc.collect()
+    assert len(frames) >= 2  # the inner region made frames in forward or recomputation
+    assert alive(frames) == 0
+    assert not _hooks.active_frames()
+
+
+def test_frames_of_a_graph_that_is_never_backpropagated_are_freed(use_reentrant, frames):
+    model = mlp()
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    out = recompute(model, x, use_reentrant=use_reentrant)
+    assert alive(frames) == 1
+    del out
+    gc.collect()
+    assert alive(frames) == 0
+
+
+def test_frames_are_freed_after_paddle_grad_and_retain_graph(use_reentrant, frames):
+    model = mlp()
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    loss = recompute(model, x, use_reentrant=use_reentrant).sum()
+    if use_reentrant:  # one pass only: a second one through a reentrant region raises
+        paddle.grad(loss, x)
+    else:
+        paddle.grad(loss, x, retain_graph=True)
+        loss.backward()
+    del loss
+    gc.collect()
+    assert alive(frames) == 0
+
+
+@pytest.mark.parametrize("use_reentrant", [
+    True,
+    pytest.param(False, marks=pytest.mark.xfail(strict=True, reason=(
+        "Paddle's UnPackHook never frees its argument tuple when the unpack hook raises, "
+        "so the handle being unpacked, and through it the frame (inputs, captured states, "
+        "the function), stay alive forever after a failed recomputation"))),
+], ids=["reentrant", "non_reentrant"])
+def test_frame_is_freed_after_a_failed_recomputation(use_reentrant, frames):
+    calls = []
+    lin = nn.Linear(8, 8)
+
+    def flaky(x):
+        calls.append(1)
+        if len(calls) == 2:
+            raise ValueError("fails in recomputation")
+        return paddle.tanh(lin(x))
+
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    loss = recompute(flaky, x, use_reentrant=use_reentrant).sum()
+    with pytest.raises((ValueError, OSError)):
+        loss.backward()
+    del loss
+    gc.collect()
+    assert alive(frames) == 0
+    assert not _hooks.active_frames()
+
+
+def test_backward_frees_the_held_activations(use_reentrant):
+    """After backward and dropping the graph, held bytes are back to the baseline."""
+    model = mlp()
+    x = paddle.randn([64, 8])
+    x.stop_gradient = False
+    (recompute(model, x, use_reentrant=use_reentrant) ** 2).sum().backward()  # grads allocated
+    model.clear_gradients(set_to_zero=True)
+    x.clear_gradient(set_to_zero=True)
+    gc.collect()
+    baseline = held()
+    loss = (recompute(model, x, use_reentrant=use_reentrant) ** 2).sum()
+    assert held() > baseline
+    loss.backward()
+    del loss
+    gc.collect()
+    assert held() == baseline
+
+
+def test_frame_is_freed_after_the_reentrant_second_backward_error(frames):
+    model = mlp()
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    loss = recompute(model, x, use_reentrant=True).sum()
+    loss.backward(retain_graph=True)
+    with pytest.raises((RuntimeError, OSError), match="cannot run backward twice"):
+        loss.backward()
+    del loss
+    gc.collect()
+    assert alive(frames) == 0
+
+
+def _train(steps, use_reentrant, nested):
+    """Held host bytes after steps 100 and ``steps`` of a small MLP training loop."""
+    paddle.seed(1)
+    first, second = mlp(), nn.Sequential(nn.Linear(8, 8), nn.GELU())
+    params = [*first.parameters(), *second.parameters()]
+    opt = paddle.optimizer.Momentum(learning_rate=1e-3, parameters=params)  # has state
+
+    def body(x):
+        h = recompute(first, x, use_reentrant=False) if nested else first(x)
+        return second(h)
+
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    marks = {}
+    for step in range(1, steps + 1):
+        loss = recompute(body, x, use_reentrant=use_reentrant).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()  # keeps the gradient buffers (set to zero)
+        x.clear_gradient()
+        del loss
+        if step in (100, steps):
+            gc.collect()
+            marks[step] = held()
+    return marks
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
+def test_a_thousand_steps_keep_held_host_memory_flat(use_reentrant, nested, frames, monkeypatch):
+    # Early stop is switched off here: whether it triggers depends on timing (see NOTE
+    # [ Early stop ]), and each early stop currently leaks (the xfail test below).
+    monkeypatch.setattr(_nonreentrant, "EARLY_STOP_MIN_TAIL_NS", 10**15)
+    marks = _train(1000, use_reentrant, nested)
+    # The same tensors are alive after step 100 and after step 1000 (parameters, their
+    # gradient buffers, the optimizer's velocity, x): any per-step leak of a tensor, a
+    # frame's saved activations or a captured generator state would show up as growth.
+    # The stat counts exact allocation sizes, so the numbers are equal, not just close.
+    assert marks[1000] == marks[100]
+    assert alive(frames) == 0
+    assert not _hooks.active_frames()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "early stop raises from the pack hook, and Paddle's PackHook never frees its argument "
+    "tuple when the hook raises: the tensor being saved at the stop point leaks, one per "
+    "early-stopped recomputation (here 128 bytes a step; a whole activation in real models)"))
+def test_early_stopped_steps_keep_held_host_memory_flat(monkeypatch):
+    monkeypatch.setattr(_nonreentrant, "EARLY_STOP_MIN_TAIL_NS", -1)  # stop at every rerun
+    marks = _train(300, use_reentrant=False, nested=False)
+    assert marks[300] == marks[100]
