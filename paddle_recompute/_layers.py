@@ -14,7 +14,7 @@ import paddle
 from paddle import nn
 
 __all__ = [
-    "find_roots", "register_stateful_layer", "freeze_buffers", "restore_buffers",
+    "find_roots", "register_stateful_layer", "walk", "freeze_buffers", "restore_buffers",
     "layer_call_params", "ParamAliases",
 ]
 
@@ -76,10 +76,12 @@ def _collect(obj, roots: list, depth: int) -> None:
                 pass
 
 
-def _walk(roots, seen: set) -> list:
+def walk(roots) -> list:
     """``roots`` and all their sublayers, once each (reads the dicts directly: this runs per
-    call, and ``Layer.sublayers()`` costs several times more)."""
+    call, and ``Layer.sublayers()`` costs several times more).  A recompute call walks once
+    and shares the list (``ForwardState.layers``)."""
     out = []
+    seen: set[int] = set()
     stack = list(roots)
     while stack:
         layer = stack.pop()
@@ -91,22 +93,18 @@ def _walk(roots, seen: set) -> list:
     return out
 
 
-def _stateful_layers(roots: tuple) -> list:
-    kinds = tuple(_STATEFUL)
-    return [layer for layer in _walk(roots, set()) if isinstance(layer, kinds)]
-
-
-def layer_call_params(function, roots: tuple) -> tuple | None:
+def layer_call_params(function, layers: list) -> tuple | None:
     """Trainable parameters of a Layer call, or None when ``function`` is opaque.
 
     A call is a Layer call when ``function`` is a Layer, a bound method of one, or a
-    partial or chain of those: then every parameter it can touch is under ``roots``.
+    partial or chain of those: then every parameter it can touch is in ``layers`` (the
+    :func:`walk` of the call's roots).
     """
-    if not roots or not _is_layer_call(function):
+    if not layers or not _is_layer_call(function):
         return None
     seen: set[int] = set()
     params = []
-    for layer in _walk(roots, set()):
+    for layer in layers:
         for p in layer._parameters.values():
             if p is not None and not p.stop_gradient and id(p) not in seen:
                 seen.add(id(p))
@@ -125,17 +123,18 @@ def _is_layer_call(function) -> bool:
     return isinstance(getattr(function, "__self__", None), nn.Layer)
 
 
-def freeze_buffers(roots: tuple) -> list:
-    """Give stateful training-mode layers under ``roots`` private copies of their state.
+def freeze_buffers(layers: list) -> list:
+    """Give the stateful training-mode ``layers`` private copies of their state.
 
     The recomputation updates the copies and :func:`restore_buffers` puts the originals
     back, never written to: writing them back would bump their in-place version, which
     the reentrant inner backward checks on the tensors the rerun saved.
     """
     saved = []
-    if roots:
-        for layer in _stateful_layers(roots):
-            if layer.training:
+    if layers:
+        kinds = tuple(_STATEFUL)
+        for layer in layers:
+            if layer.training and isinstance(layer, kinds):
                 for table, name, t in _state_entries(layer):
                     table[name] = t.clone()
                     saved.append((table, name, t))
@@ -158,24 +157,24 @@ def restore_buffers(saved: list) -> None:
 
 
 class ParamAliases:
-    """Context manager: the Layers under ``roots`` see detached leaves instead of ``params``.
+    """Context manager: ``layers`` see detached leaves instead of ``params``.
 
     The recomputation then accumulates each parameter's gradient into its alias, not into
     ``.grad``, so the reentrant backward can hand it to Paddle's engine as a PyLayer input
     gradient (see NOTE [ Reentrant inputs ]).  Aliases share the parameters' memory.
     """
 
-    __slots__ = ("roots", "params", "aliases", "swapped")
+    __slots__ = ("layers", "params", "aliases", "swapped")
 
-    def __init__(self, roots: tuple, params: tuple):
-        self.roots = roots
+    def __init__(self, layers: list, params: tuple):
+        self.layers = layers
         self.params = params
         self.aliases: dict[int, paddle.Tensor] = {}
         self.swapped: list = []
 
     def __enter__(self) -> ParamAliases:
         wanted = {id(p) for p in self.params}
-        for layer in _walk(self.roots, set()):
+        for layer in self.layers:
             table = layer._parameters
             for name, p in table.items():
                 if p is not None and id(p) in wanted:

@@ -103,7 +103,7 @@ class _Frame:
             if not t.stop_gradient:
                 d.stop_gradient = False
             out.append(d)
-        return _tree.unflatten(self.spec, out)
+        return _tree.unflatten_call(self.spec, out)
 
     def _recompute(self) -> None:
         refs = self.refs
@@ -188,7 +188,7 @@ def run_non_reentrant(
         return function(*args, **kwargs)
     frame = _Frame()
     frame.function = function
-    frame.leaves, frame.spec = _tree.flatten((args, kwargs))
+    frame.leaves, frame.spec = _tree.flatten_call(args, kwargs)
     frame.host = {}
     for _, leaf in offload:
         frame.leaves[leaf], frame.host[leaf] = to_host(frame.leaves[leaf])

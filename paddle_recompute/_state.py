@@ -12,7 +12,7 @@ generator context managers: this runs once per recomputed region and the differe
 from __future__ import annotations
 
 from ._amp import AmpState, grad_enabled, set_grad_enabled
-from ._layers import freeze_buffers, restore_buffers
+from ._layers import freeze_buffers, restore_buffers, walk
 from ._rng import RngState
 
 __all__ = ["ForwardState"]
@@ -21,12 +21,20 @@ __all__ = ["ForwardState"]
 class ForwardState:
     """RNG (optional) and AMP state of a forward call, plus the layers it runs."""
 
-    __slots__ = ("rng", "amp", "roots")
+    __slots__ = ("rng", "amp", "roots", "_layers")
 
     def __init__(self, preserve_rng_state: bool, roots: tuple):
         self.rng = RngState.capture() if preserve_rng_state else None
         self.amp = AmpState.capture()
         self.roots = roots
+        self._layers = None
+
+    @property
+    def layers(self) -> list:
+        """``roots`` and their sublayers, walked once per call (on first use)."""
+        if self._layers is None:
+            self._layers = walk(self.roots) if self.roots else []
+        return self._layers
 
     def forward_done(self) -> None:
         """Call after the forward ran: lets replay skip generators it did not use."""
@@ -50,7 +58,7 @@ class _Replay:
         self.amp = False
         self.grad = grad_enabled()
         try:
-            self.buffers = freeze_buffers(state.roots)
+            self.buffers = freeze_buffers(state.layers)
             if state.rng is not None:
                 self.rng = state.rng.swap_in()
             self.amp = AmpState.swap(state.amp)

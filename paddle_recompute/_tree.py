@@ -10,7 +10,7 @@ from typing import Any
 
 import paddle
 
-__all__ = ["flatten", "unflatten", "map_tensors"]
+__all__ = ["flatten", "unflatten", "flatten_call", "unflatten_call", "map_tensors"]
 
 _Tensor = paddle.Tensor
 # Spec nodes: ("t", i) tensor leaf i; ("v", value) constant; (type, children) container;
@@ -37,6 +37,29 @@ def _flatten(node: Any, leaves: list) -> Any:
         keys = list(node)
         return (_DICT, cls, keys, [_flatten(node[k], leaves) for k in keys])
     return (_CONST, node)
+
+
+# Spec of a call whose arguments are all positional tensors: the common case, rebuilt
+# without walking a spec (recompute flattens and rebuilds the arguments once per call).
+_FLAT_CALL = ("flat-call",)
+
+
+def flatten_call(args: tuple, kwargs: dict) -> tuple[list[paddle.Tensor], Any]:
+    """``flatten((args, kwargs))``, with a shortcut when every argument is a positional tensor."""
+    if not kwargs:
+        for arg in args:
+            if not isinstance(arg, _Tensor):
+                break
+        else:
+            return list(args), _FLAT_CALL
+    return flatten((args, kwargs))
+
+
+def unflatten_call(spec: Any, leaves: list | tuple) -> tuple[tuple, dict]:
+    """Inverse of :func:`flatten_call`: ``(args, kwargs)``."""
+    if spec is _FLAT_CALL:
+        return tuple(leaves), {}
+    return unflatten(spec, leaves)
 
 
 def unflatten(spec: Any, leaves: list | tuple) -> Any:
