@@ -9,12 +9,10 @@ saved in forward.  Only tensors whose handles are still alive are kept.  An unpa
 is handed over once; a second backward (``retain_graph=True``) recomputes again.  Frames
 nest: the innermost region on the stack owns the tensors saved inside it.
 
-NOTE [ Early stop ]: the rerun can stop as soon as the last needed tensor is back, by
-raising from the pack hook.  Paddle turns that exception into an ``OSError`` carrying a
-formatted Python stack, which costs tens of microseconds, so the stop is only worth it
-when the part of the region after its last saved tensor took longer than that in the
-forward.  The forward measures that tail; ``early_stop=True`` stops early when the tail
-exceeds ``EARLY_STOP_MIN_TAIL_NS``.
+Early stop: the rerun ends as soon as the last needed tensor is back, see NOTE [ Early
+stop ] in ``_stop.py``.  Stopping costs a few microseconds (a line tracer and an exception
+through the rest of the region), so it is only used when the part of the region after its
+last saved tensor took longer than ``EARLY_STOP_MIN_TAIL_NS`` in the forward.
 """
 
 from __future__ import annotations
@@ -30,16 +28,13 @@ from ._debug import format_traces, op_label
 from ._errors import RecomputeError
 from ._offload import to_host, to_place
 from ._state import ForwardState
+from ._stop import Stoppable
 
 __all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS"]
 
 _API = "recompute(use_reentrant=False)"
-EARLY_STOP_MIN_TAIL_NS = 100_000
+EARLY_STOP_MIN_TAIL_NS = 10_000  # about twice what a stop costs (measured: ~5 µs)
 _clock = time.perf_counter_ns
-
-
-class _Stop(Exception):
-    """Raised from a pack hook to end a recomputation early."""
 
 
 class _Handle:
@@ -114,26 +109,22 @@ class _Frame:
         args, kwargs = self._inputs()
         context = self.recompute_context if self.recompute_context is not None else _NO_CONTEXT
         with self.state.replayed(), context, _hooks.pushed(rec):
-            try:
-                self.function(*args, **kwargs)
-            except Exception:
-                if not rec.stopped:
-                    raise
-        if not rec.stopped and self.check:
+            rec.stopper.run(self.function, args, kwargs)
+        if not rec.stopper.stopped and self.check:
             check_count(_API, "tensors saved for backward", len(refs), rec.count, rec.trace_text())
 
 
 class _Recomputation:
     """Hook frame of one rerun: keeps the needed tensors, discards the rest."""
 
-    __slots__ = ("frame", "needed", "last", "count", "stopped", "trace")
+    __slots__ = ("frame", "needed", "last", "count", "stopper", "trace")
 
     def __init__(self, frame: _Frame, needed: set):
         self.frame = frame
         self.needed = needed
         self.last = max(needed) if frame.early_stop else -1
         self.count = 0
-        self.stopped = False
+        self.stopper = Stoppable()
         self.trace = [] if frame.trace is not None else None
 
     def trace_text(self, upto: int | None = None) -> str:
@@ -143,8 +134,8 @@ class _Recomputation:
         return format_traces(forward, self.trace, max(len(forward), len(self.trace)) if upto is None else upto)
 
     def pack(self, tensor):
-        if self.stopped:
-            raise _Stop
+        if self.stopper.stopped:
+            return _DISCARDED
         frame = self.frame
         index = self.count
         self.count += 1
@@ -162,8 +153,7 @@ class _Recomputation:
         if index in self.needed:
             frame.storage[index] = tensor.detach()
         if index == self.last:
-            self.stopped = True
-            raise _Stop
+            self.stopper.stop()
         return _DISCARDED
 
 

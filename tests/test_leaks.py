@@ -212,7 +212,7 @@ def _train(steps, use_reentrant, nested):
 @pytest.mark.parametrize("nested", [False, True], ids=["flat", "nested"])
 def test_a_thousand_steps_keep_held_host_memory_flat(use_reentrant, nested, frames, monkeypatch):
     # Early stop is switched off here: whether it triggers depends on timing (see NOTE
-    # [ Early stop ]), and each early stop currently leaks (the xfail test below).
+    # [ Early stop ]); the test below covers steps that always stop early.
     monkeypatch.setattr(_nonreentrant, "EARLY_STOP_MIN_TAIL_NS", 10**15)
     marks = _train(1000, use_reentrant, nested)
     # The same tensors are alive after step 100 and after step 1000 (parameters, their
@@ -224,10 +224,6 @@ def test_a_thousand_steps_keep_held_host_memory_flat(use_reentrant, nested, fram
     assert not _hooks.active_frames()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "early stop raises from the pack hook, and Paddle's PackHook never frees its argument "
-    "tuple when the hook raises: the tensor being saved at the stop point leaks, one per "
-    "early-stopped recomputation (here 128 bytes a step; a whole activation in real models)"))
 def test_early_stopped_steps_keep_held_host_memory_flat(monkeypatch):
     monkeypatch.setattr(_nonreentrant, "EARLY_STOP_MIN_TAIL_NS", -1)  # stop at every rerun
     marks = _train(300, use_reentrant=False, nested=False)
