@@ -47,7 +47,11 @@ def tracer_autocast(level=core.AmpLevel.O1):
 
 
 class Faulty(nn.Layer):
-    """Draws from every generator, then raises on the chosen call."""
+    """Draws from every generator, then raises on the chosen call.
+
+    It raises after its last saved tensor, so tests of a failing rerun pass
+    ``early_stop=False`` (an early-stopped rerun never gets there).
+    """
 
     def __init__(self, fail_on_call: int):
         super().__init__()
@@ -211,7 +215,7 @@ def test_recomputation_exception_in_a_nested_non_reentrant_region():
 def test_recomputation_exception_in_a_backward_run_under_no_grad(use_reentrant):
     """Backward started from code that switched grad off: grad stays off there afterwards."""
     model = Faulty(fail_on_call=2)
-    out = recompute(model, make_x(), use_reentrant=use_reentrant)
+    out = recompute(model, make_x(), use_reentrant=use_reentrant, early_stop=False)
     loss = out.sum()
     with paddle.no_grad():
         with pytest.raises((Boom, OSError), match="boom on call 2"):
@@ -239,7 +243,7 @@ def test_backward_under_no_grad_works(use_reentrant):
 def test_a_failed_backward_can_be_retried_with_a_fresh_forward(use_reentrant):
     model = Faulty(fail_on_call=2)
     x = make_x()
-    out = recompute(model, x, use_reentrant=use_reentrant)
+    out = recompute(model, x, use_reentrant=use_reentrant, early_stop=False)
     with pytest.raises((Boom, OSError)):
         out.sum().backward()
     model.clear_gradients()
