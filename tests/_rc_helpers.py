@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 import paddle
 from paddle import nn
+from paddle.base import core, framework
 
 from paddle_recompute import recompute
 from paddle_recompute.testing import assert_tensors_equal
@@ -21,6 +23,30 @@ def seed_all(seed: int = SEED) -> None:
     paddle.seed(seed)
     np.random.seed(seed)
     random.seed(seed)
+
+
+def amp_state() -> tuple:
+    """The dygraph tracer's autocast settings, comparable with ``==``."""
+    tracer = framework._dygraph_tracer()
+    white, black = tracer._get_amp_op_list()
+    return (tracer._amp_level, tracer._amp_dtype, frozenset(white), frozenset(black), tracer._use_promote)
+
+
+@contextlib.contextmanager
+def tracer_autocast(level=core.AmpLevel.O1, dtype="bfloat16"):
+    """What ``paddle.amp.auto_cast`` sets on an accelerator (on CPU it leaves autocast off)."""
+    tracer = framework._dygraph_tracer()
+    saved = amp_state()
+    tracer._amp_level = level
+    tracer._amp_dtype = dtype
+    tracer._set_amp_op_list({"matmul_v2", "linear"}, {"exp", "softmax"})
+    tracer._use_promote = True
+    try:
+        yield
+    finally:
+        tracer._amp_level, tracer._amp_dtype = saved[0], saved[1]
+        tracer._set_amp_op_list(set(saved[2]), set(saved[3]))
+        tracer._use_promote = saved[4]
 
 
 def tensors_in(tree: Any) -> list:

@@ -8,9 +8,8 @@ import re
 import numpy as np
 import paddle
 import pytest
-from _rc_helpers import seed_all
+from _rc_helpers import amp_state, seed_all, tracer_autocast
 from paddle import nn
-from paddle.base import core, framework
 
 import paddle_recompute as pr
 from paddle_recompute import RecomputeError, _hooks, recompute, recompute_sequential
@@ -99,27 +98,6 @@ def test_saved_tensors_hooks_need_callables():
 
 
 # --------------------------------------------------------------------------- state checks
-
-
-def amp_state() -> tuple:
-    tracer = framework._dygraph_tracer()
-    white, black = tracer._get_amp_op_list()
-    return tracer._amp_level, tracer._amp_dtype, frozenset(white), frozenset(black), tracer._use_promote
-
-
-@contextlib.contextmanager
-def tracer_autocast():
-    """What ``paddle.amp.auto_cast`` sets on an accelerator (on CPU it leaves autocast off)."""
-    tracer = framework._dygraph_tracer()
-    saved = amp_state()
-    tracer._amp_level, tracer._amp_dtype = core.AmpLevel.O1, "bfloat16"
-    tracer._set_amp_op_list({"matmul_v2"}, {"exp"})
-    try:
-        yield
-    finally:
-        tracer._amp_level, tracer._amp_dtype = saved[0], saved[1]
-        tracer._set_amp_op_list(set(saved[2]), set(saved[3]))
-        tracer._use_promote = saved[4]
 
 
 class StateWitness:

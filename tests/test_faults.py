@@ -13,6 +13,7 @@ import random
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import amp_state, tracer_autocast
 from paddle import nn
 from paddle.base import core, framework
 
@@ -21,29 +22,6 @@ from paddle_recompute import _hooks, recompute
 
 class Boom(Exception):
     pass
-
-
-def amp_state() -> tuple:
-    tracer = framework._dygraph_tracer()
-    white, black = tracer._get_amp_op_list()
-    return (tracer._amp_level, tracer._amp_dtype, frozenset(white), frozenset(black), tracer._use_promote)
-
-
-@contextlib.contextmanager
-def tracer_autocast(level=core.AmpLevel.O1):
-    """Autocast as ``paddle.amp.auto_cast`` sets it on an accelerator (a no-op on CPU)."""
-    tracer = framework._dygraph_tracer()
-    saved = amp_state()
-    tracer._amp_level = level
-    tracer._amp_dtype = "bfloat16"
-    tracer._set_amp_op_list({"matmul_v2"}, {"exp"})
-    tracer._use_promote = True
-    try:
-        yield
-    finally:
-        tracer._amp_level, tracer._amp_dtype = saved[0], saved[1]
-        tracer._set_amp_op_list(set(saved[2]), set(saved[3]))
-        tracer._use_promote = saved[4]
 
 
 class Faulty(nn.Layer):

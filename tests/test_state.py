@@ -7,9 +7,9 @@ import random
 import numpy as np
 import paddle
 import pytest
-from _rc_helpers import seed_all
+from _rc_helpers import amp_state, seed_all, tracer_autocast
 from paddle import nn
-from paddle.base import core, framework
+from paddle.base import core
 from paddle.distributed.fleet.meta_parallel import get_rng_state_tracker
 
 from paddle_recompute import recompute, register_rng_state, register_stateful_layer
@@ -194,29 +194,6 @@ def test_provider_removed_after_its_context():
 
 
 # --------------------------------------------------------------------------- AMP
-
-
-def amp_state() -> tuple:
-    tracer = framework._dygraph_tracer()
-    white, black = tracer._get_amp_op_list()
-    return (tracer._amp_level, tracer._amp_dtype, frozenset(white), frozenset(black), tracer._use_promote)
-
-
-@contextlib.contextmanager
-def tracer_autocast(level, dtype="bfloat16"):
-    """What ``paddle.amp.auto_cast`` sets on an accelerator (on CPU it leaves autocast off)."""
-    tracer = framework._dygraph_tracer()
-    saved = amp_state()
-    tracer._amp_level = level
-    tracer._amp_dtype = dtype
-    tracer._set_amp_op_list({"matmul_v2", "linear"}, {"exp", "softmax"})
-    tracer._use_promote = True
-    try:
-        yield
-    finally:
-        tracer._amp_level, tracer._amp_dtype = saved[0], saved[1]
-        tracer._set_amp_op_list(set(saved[2]), set(saved[3]))
-        tracer._use_promote = saved[4]
 
 
 class AmpProbe(nn.Layer):
