@@ -17,12 +17,14 @@ from typing import Any
 
 from paddle.base import core
 
+from . import _raw_hooks
 from ._amp import set_grad_enabled
 from ._errors import RecomputeError
 
-__all__ = ["pushed", "saved_tensors_hooks", "active_frames"]
+__all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "UserFrame"]
 
 _STACK: list = []
+_ADOPTED: list = []  # raw Paddle pairs at the bottom of _STACK, see NOTE [ Raw hooks ]
 
 
 def _pack(tensor):
@@ -57,15 +59,51 @@ def active_frames() -> tuple:
 
 
 def _install() -> None:
+    raw = _raw_hooks.active_raw_pair()
+    if raw is not None:  # see NOTE [ Raw hooks ]
+        core.eager.reset_saved_tensors_hooks()
+        _ADOPTED.append(raw)
+        _STACK.append(UserFrame(raw.pack_hook, raw.unpack_hook))
+        core.eager.register_saved_tensors_hooks(_pack, _unpack)  # the slot is free now
+        return
     try:
         core.eager.register_saved_tensors_hooks(_pack, _unpack)
     except ValueError as exc:
         raise RecomputeError(
             "recompute(use_reentrant=False): another paddle.autograd.saved_tensors_hooks is "
             "already active, and Paddle allows only one pair at a time. Register your hooks "
-            "with paddle_recompute.saved_tensors_hooks(pack, unpack) instead: it composes "
-            "with recompute regions."
+            "with paddle_recompute.saved_tensors_hooks(pack, unpack) (or enter "
+            "paddle.autograd.saved_tensors_hooks, not core.eager.register_saved_tensors_hooks) "
+            "instead: those compose with recompute regions."
         ) from exc
+
+
+def _uninstall() -> None:
+    """Give Paddle's slot back: to nothing, or to the raw pair a region adopted."""
+    core.eager.reset_saved_tensors_hooks()
+    _STACK.clear()
+    if _ADOPTED:
+        raw = _ADOPTED.pop()
+        core.eager.register_saved_tensors_hooks(raw.pack_hook, raw.unpack_hook)
+
+
+def push(frame) -> None:
+    """Make ``frame`` the innermost packer (installs the dispatching pair if needed)."""
+    if not _STACK:
+        _install()
+    _STACK.append(frame)
+
+
+def pop(frame) -> None:
+    """Undo :func:`push` of ``frame`` (the innermost frame)."""
+    if not _STACK or _STACK[-1] is not frame:
+        raise RecomputeError(
+            "saved-tensor hooks were exited out of order: each must be exited inside the "
+            "region or hook context it was entered in"
+        )
+    _STACK.pop()
+    if len(_STACK) == len(_ADOPTED):
+        _uninstall()
 
 
 class pushed:
@@ -77,14 +115,10 @@ class pushed:
         self.frame = frame
 
     def __enter__(self) -> None:
-        if not _STACK:
-            _install()
-        _STACK.append(self.frame)
+        push(self.frame)
 
     def __exit__(self, *exc: object) -> None:
-        _STACK.pop()
-        if not _STACK:
-            core.eager.reset_saved_tensors_hooks()
+        pop(self.frame)
 
 
 class _UserPacked:
@@ -98,7 +132,7 @@ class _UserPacked:
         return self.unpack_hook(self.value)
 
 
-class _UserFrame:
+class UserFrame:
     __slots__ = ("pack_hook", "unpack_hook")
 
     def __init__(self, pack_hook, unpack_hook):
@@ -129,5 +163,8 @@ def saved_tensors_hooks(
     """
     if not (callable(pack_hook) and callable(unpack_hook)):
         raise TypeError("saved_tensors_hooks: pack_hook and unpack_hook must be callables")
-    with pushed(_UserFrame(pack_hook, unpack_hook)):
+    with pushed(UserFrame(pack_hook, unpack_hook)):
         yield
+
+
+_raw_hooks.install()

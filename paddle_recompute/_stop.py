@@ -8,9 +8,9 @@ leak, one activation per early-stopped step.  So the hook raises nothing.  It ar
 line tracer on the Python frames between the running operator and :meth:`Stoppable.run`
 and returns normally; the operator finishes, and the next Python line those frames
 execute, or the next Python function they call, raises :class:`StopRecompute` there, in
-plain Python, where unwinding is cheap and frees everything.  ``run`` catches it and puts the caller's trace function (a
-debugger's, coverage's, or none) back.  Until then, further pack calls of the rerun just
-discard what they are given.
+plain Python, where unwinding is cheap and frees everything.  ``run`` catches it and puts
+the caller's trace function (a debugger's, coverage's, or none) back.  Until then, further
+pack calls of the rerun just discard what they are given.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import paddle
 import pytest
 from _rc_helpers import amp_state, seed_all, tracer_autocast
 from paddle import nn
+from paddle.base import core
 
 import paddle_recompute as pr
 from paddle_recompute import RecomputeError, _hooks, recompute, recompute_sequential
@@ -270,10 +271,15 @@ def test_error_in_the_recomputation_propagates_and_leaves_state_clean(use_reentr
     witness.check()
 
 
-def test_plain_saved_tensors_hooks_conflict_is_explained():
-    with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
+def test_hooks_in_paddles_slot_conflict_is_explained():
+    """A pair registered in Paddle's core directly (not through the class, whose pairs
+    compose: see test_nesting.py) cannot be adopted by a region."""
+    core.eager.register_saved_tensors_hooks(lambda t: t, lambda t: t)
+    try:
         with pytest.raises(RecomputeError, match=r"paddle_recompute.saved_tensors_hooks"):
             recompute(block(), leaf(2, 3), use_reentrant=False)
+    finally:
+        core.eager.reset_saved_tensors_hooks()
     StateWitness().check()
 
 

@@ -161,14 +161,19 @@ def _grads(lin1, lin2, x):
     return [x.grad.numpy()] + [p.grad.numpy() for p in (*lin1.parameters(), *lin2.parameters())]
 
 
-def test_user_hooks_around_a_non_reentrant_region_compose():
+HOOK_APIS = pytest.mark.parametrize(
+    "hook_api", [pr.saved_tensors_hooks, paddle.autograd.saved_tensors_hooks], ids=["ours", "paddle"])
+
+
+@HOOK_APIS
+def test_user_hooks_around_a_non_reentrant_region_compose(hook_api):
     def run(region, hooks):
         lin1, lin2 = _user_hook_model()
         x = paddle.to_tensor(np.linspace(-1, 1, 12, dtype="float32").reshape(2, 6), stop_gradient=False)
         if hooks is None:
             loss = _outside_and_region(lin1, lin2, x, region)
         else:
-            with pr.saved_tensors_hooks(hooks.pack, hooks.unpack):
+            with hook_api(hooks.pack, hooks.unpack):
                 loss = _outside_and_region(lin1, lin2, x, region)
         loss.backward()
         return _grads(lin1, lin2, x)
@@ -197,8 +202,9 @@ def test_user_hooks_around_a_non_reentrant_region_compose():
     assert outside.unpacked == len(outside.packed_shapes)
 
 
+@HOOK_APIS
 @pytest.mark.parametrize("use_reentrant", [True, False], ids=["reentrant", "non_reentrant"])
-def test_user_hooks_inside_a_region_compose(use_reentrant):
+def test_user_hooks_inside_a_region_compose(use_reentrant, hook_api):
     def run(hooks, use_recompute):
         lin1, lin2 = _user_hook_model()
         x = paddle.to_tensor(np.linspace(-1, 1, 12, dtype="float32").reshape(2, 6), stop_gradient=False)
@@ -207,7 +213,7 @@ def test_user_hooks_inside_a_region_compose(use_reentrant):
             h = paddle.tanh(lin1(t))  # saved by the region
             if hooks is None:
                 return paddle.nn.functional.sigmoid(lin2(h))
-            with pr.saved_tensors_hooks(hooks.pack, hooks.unpack):
+            with hook_api(hooks.pack, hooks.unpack):
                 return paddle.nn.functional.sigmoid(lin2(h))  # saved through the user's hooks
 
         out = recompute(body, x, use_reentrant=use_reentrant) if use_recompute else body(x)
@@ -224,14 +230,18 @@ def test_user_hooks_inside_a_region_compose(use_reentrant):
     assert not _hooks.active_frames()
 
 
-def test_raw_paddle_hooks_around_a_region_raise_a_clear_error_and_leave_state_clean():
+def test_hooks_registered_directly_in_paddle_core_raise_a_clear_error_and_leave_state_clean():
+    """A pair put in Paddle's slot without the class cannot be adopted: a clear error."""
     lin = nn.Linear(4, 4)
     x = paddle.randn([2, 4])
     x.stop_gradient = False
-    with pytest.raises(RecomputeError, match=r"paddle_recompute\.saved_tensors_hooks"):
-        with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
+    core.eager.register_saved_tensors_hooks(lambda t: t, lambda t: t)
+    try:
+        with pytest.raises(RecomputeError, match=r"paddle_recompute\.saved_tensors_hooks"):
             recompute(lin, x, use_reentrant=False)
-    assert not _hooks.active_frames()
+        assert not _hooks.active_frames()
+    finally:
+        core.eager.reset_saved_tensors_hooks()
 
     # Afterwards: a raw pair can be entered, and a region works and matches no recompute.
     with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
@@ -245,3 +255,62 @@ def test_raw_paddle_hooks_around_a_region_raise_a_clear_error_and_leave_state_cl
     paddle.tanh(lin(x)).sum().backward()
     np.testing.assert_array_equal(got[0], x.grad.numpy())
     np.testing.assert_array_equal(got[1], lin.weight.grad.numpy())
+
+
+def test_raw_pair_is_back_in_paddles_slot_after_an_adopting_region():
+    """Inside ``paddle.autograd.saved_tensors_hooks``, tensors saved after a region ends go
+    through the user's pair again, and the slot is free once the user's block exits."""
+    recorder = Recorder()
+    lin = nn.Linear(4, 4)
+    x = paddle.randn([2, 4])
+    x.stop_gradient = False
+    with paddle.autograd.saved_tensors_hooks(recorder.pack, recorder.unpack):
+        h = recompute(lin, x, use_reentrant=False)
+        before = len(recorder.packed_shapes)
+        paddle.tanh(h).sum().backward()  # tanh saves its output through the user's pair
+        assert len(recorder.packed_shapes) == before + 1
+        with pytest.raises(ValueError, match="only one pair"):  # Paddle's rule, outside regions
+            with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+    assert not _hooks.active_frames()
+    core.eager.register_saved_tensors_hooks(lambda t: t, lambda t: t)  # the slot is free
+    core.eager.reset_saved_tensors_hooks()
+
+
+def test_paddles_builtin_non_reentrant_recompute_nests_inside_ours():
+    """Paddle's own non-reentrant recompute enters ``paddle.autograd.saved_tensors_hooks``;
+    inside our region it composes (Paddle alone cannot nest it)."""
+    from paddle.distributed.fleet.utils import recompute as builtin
+
+    def run(nest):
+        paddle.seed(3)
+        inner = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.3), nn.Tanh())
+        outer_lin = nn.Linear(6, 6)
+        x = paddle.randn([4, 6])
+        x.stop_gradient = False
+
+        def outer(t):
+            h = paddle.tanh(outer_lin(t))
+            h = builtin(inner, h, use_reentrant=False) if nest else inner(h)
+            return paddle.nn.functional.sigmoid(h)
+
+        out = recompute(outer, x, use_reentrant=False) if nest else outer(x)
+        (out * out).sum().backward()
+        return [x.grad.numpy()] + [p.grad.numpy() for p in (*inner.parameters(), *outer_lin.parameters())]
+
+    for got, expected in zip(run(True), run(False), strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert not _hooks.active_frames()
+
+
+def test_raw_hook_methods_are_paddles_own_after_uninstall():
+    from paddle_recompute import _raw_hooks
+
+    cls = paddle.autograd.saved_tensors_hooks
+    assert cls.__enter__ is _raw_hooks._enter
+    _raw_hooks.uninstall()
+    try:
+        assert cls.__enter__ is _raw_hooks._PADDLE_ENTER
+        assert cls.__exit__ is _raw_hooks._PADDLE_EXIT
+    finally:
+        _raw_hooks.install()
