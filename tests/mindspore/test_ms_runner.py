@@ -80,3 +80,36 @@ def test_install_import_alias_in_process():
     finally:
         ms.uninstall_import_alias()
     assert "mindspore" not in sys.modules and not ms.import_alias_installed()
+
+
+@pytest.fixture
+def fake_mindspore(tmp_path):
+    """A directory holding a stand-in for a real MindSpore installation."""
+    package = tmp_path / "site" / "mindspore"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("REAL = True\n")
+    script = tmp_path / "which.py"
+    script.write_text("import mindspore\nprint(getattr(mindspore, 'REAL', False), mindspore.__name__)\n")
+    return tmp_path
+
+
+def _python(args: list[str], site) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]))
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_an_installed_mindspore_wins_when_the_runner_is_not_used(fake_mindspore):
+    """Importing (and using) paddle_recompute.mindspore never shadows a real MindSpore."""
+    code = ("import paddle_recompute.mindspore as ms; ms.nn.Dense(2, 2).recompute(); "
+            "exec(open(r'%s').read())" % (fake_mindspore / "which.py"))
+    result = _python(["-c", code], fake_mindspore / "site")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "mindspore"]
+
+
+def test_the_runner_resolves_mindspore_to_the_layer_even_when_one_is_installed(fake_mindspore):
+    result = _python(["-m", "paddle_recompute.mindspore", str(fake_mindspore / "which.py")],
+                     fake_mindspore / "site")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "paddle_recompute.mindspore"]
