@@ -203,6 +203,8 @@ def test_layer_argument_errors():
         nn.SoftmaxCrossEntropyWithLogits(reduction="avg")
     with pytest.raises(TypeError, match="each item must be a Cell"):
         nn.SequentialCell([ops.ReLU()])
+    with pytest.raises(ValueError, match="'divisor_override' must be > 0"):
+        nn.AvgPool2d(2, divisor_override=0)
     with pytest.raises(ValueError, match="initializer 'glorot' is not provided"):
         nn.Dense(2, 2, weight_init="glorot")
 
@@ -216,6 +218,12 @@ def test_not_provided_options_raise_instead_of_approximating():
         ms.set_context(save_graphs=True)
     with pytest.raises(NotImplementedError, match="return_ids=True"):
         ms.grad(lambda x: x, return_ids=True)
+    with pytest.raises(NotImplementedError, match=r"nn.AvgPool2d\(ceil_mode=True\)"):
+        nn.AvgPool2d(2, ceil_mode=True)
+    with pytest.raises(NotImplementedError, match="return_indices=True"):
+        nn.MaxPool2d(2, return_indices=True)
+    with pytest.raises(NotImplementedError, match=r"ops.Softmax over several axes"):
+        ops.Softmax((0, 1))
 
 
 def test_binary_ops_need_a_tensor():
