@@ -155,3 +155,48 @@ def test_child_recomputed_inside_a_recomputed_parent(parent, child):
 
     for ours, base in zip(run(True), run(False), strict=True):
         np.testing.assert_array_equal(ours, base)
+
+
+class KwargCell(nn.Cell):
+    calls = 0
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 3)
+
+    def construct(self, x, scale=1.0, debug=None, offload_indices=None, bias=None):
+        KwargCell.calls += 1
+        assert debug == 1 and offload_indices == "kept"  # reached the block, not paddle_recompute
+        return self.fc(x) * scale + bias
+
+
+@pytest.mark.parametrize("options", [{}, {"use_reentrant": False}, {"output_recompute": True}],
+                         ids=["reentrant", "non_reentrant", "output_recompute"])
+@pytest.mark.parametrize("entry", ["mindspore.recompute", "Cell.recompute"])
+def test_block_keyword_arguments_reach_the_block(options, entry):
+    """recompute(block, *args, **kwargs) passes every kwarg to the block, even ones named like
+    paddle_recompute.recompute options (debug, offload_indices); tensor kwargs get gradients."""
+    ms.set_seed(0)
+    cell = KwargCell()
+    x = ms.Tensor(np.random.RandomState(0).rand(2, 3).astype(np.float32))
+    bias = ms.Tensor(np.full((3,), 0.5, np.float32))
+    extra = {"scale": 3.0, "debug": 1, "offload_indices": "kept"}
+
+    def plain(t, b):
+        return cell(t, bias=b, **extra).sum()
+
+    if entry == "Cell.recompute":
+        def recomputed(t, b):
+            return cell(t, bias=b, **extra).sum()
+    else:
+        def recomputed(t, b):
+            return ms.recompute(cell, t, bias=b, **extra, **options).sum()
+
+    expected = ms.grad(plain, (0, 1), cell.trainable_params())(x, bias)
+    if entry == "Cell.recompute":
+        cell.recompute(**options)
+    KwargCell.calls = 0
+    ours = ms.grad(recomputed, (0, 1), cell.trainable_params())(x, bias)
+    assert KwargCell.calls >= 2  # recomputed
+    for a, b in zip(ours[0] + ours[1], expected[0] + expected[1], strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
