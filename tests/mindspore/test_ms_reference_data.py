@@ -137,3 +137,68 @@ def test_dropout_repeats_and_advances_where_mindspores_does():
     for a in theirs:
         for b in theirs:
             assert (ours[a] == ours[b]) == (theirs[a] == theirs[b]), (a, b)
+
+
+# --- observed behaviour (non-error lines of d_semantics_pynative.txt) -------------------------
+
+
+class Inner(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 3)
+
+    def construct(self, x):
+        return self.fc(x)
+
+class AddOne(nn.Cell):
+    def construct(self, n):
+        return n + 1
+
+
+def test_recompute_forward_values_like_mindspore():
+    observed = semantics()
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    assert "OK: " + str(tuple(ms.recompute(Inner(), x).shape)) == observed["recompute(Cell) forward value"]
+    assert "OK: " + str(ms.recompute(AddOne(), 2)) == observed["recompute(Cell) with non-tensor only input"]
+    grad = ms.grad(lambda t: ms.recompute(lambda u: u * 2, t, use_reentrant=False).sum())(x)
+    label = "grad through recompute(lambda, use_reentrant=False)"
+    assert "OK: " + str(tuple(grad.shape)) == observed[label]
+
+
+def test_cell_recompute_changes_neither_forward_nor_grad():
+    ms.set_seed(0)
+    cell = Inner()
+    x = ms.Tensor(np.random.RandomState(0).rand(2, 3).astype(np.float32))
+    before = (cell(x).numpy(), ms.grad(cell, None, cell.trainable_params())(x)[0].numpy())
+    cell.recompute()
+    after = (cell(x).numpy(), ms.grad(cell, None, cell.trainable_params())(x)[0].numpy())
+    observed = {"forward_equal": bool(np.array_equal(before[0], after[0])),
+                "grad_equal": bool(np.array_equal(before[1], after[1]))}
+    assert "OK: " + str(observed) == semantics()["Cell.recompute changes forward?"]
+
+
+def test_primitive_recompute_docstring_example():
+    """The example of MindSpore's Primitive.recompute docstring: sqrt(relu(x)), relu marked."""
+    class NetRecompute(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.relu = ops.ReLU().recompute()
+            self.sqrt = ops.Sqrt()
+
+        def construct(self, x):
+            out = self.relu(x)
+            return self.sqrt(out)
+
+    class GradNet(nn.Cell):
+        def __init__(self, network):
+            super().__init__()
+            self.network = network
+            self.grad = ops.GradOperation()
+
+        def construct(self, x):
+            return self.grad(self.network)(x)
+
+    x = ms.Tensor(np.array([-1, 1]).astype(np.float32))
+    grad = GradNet(NetRecompute())(x)
+    expected = semantics()["Primitive.recompute docstring example (expect [0. 0.5])"]
+    assert "OK: " + str(grad.numpy().tolist()) == expected
