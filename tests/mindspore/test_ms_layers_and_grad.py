@@ -200,3 +200,26 @@ def test_block_keyword_arguments_reach_the_block(options, entry):
     assert KwargCell.calls >= 2  # recomputed
     for a, b in zip(ours[0] + ours[1], expected[0] + expected[1], strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_loss_and_optimizers_follow_mindspores_formulas():
+    logits = np.array([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]], np.float32)
+    labels = np.array([1, 2], np.int32)
+    log_softmax = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    expected = -log_softmax[np.arange(2), labels]
+    sparse_mean = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    loss = sparse_mean(ms.Tensor(logits), ms.Tensor(labels))
+    np.testing.assert_allclose(float(loss), expected.mean(), rtol=1e-6)  # float32 kernel vs numpy
+    one_hot = ms.Tensor(np.eye(3, dtype=np.float32)[labels])
+    dense = nn.SoftmaxCrossEntropyWithLogits()(ms.Tensor(logits), one_hot)
+    np.testing.assert_allclose(dense.numpy(), expected, rtol=1e-6)
+
+    w = ms.Parameter(ms.Tensor(np.array([1.0, 2.0], np.float32)))
+    momentum = nn.Momentum([w], learning_rate=0.5, momentum=0.9)
+    grad = ms.Tensor(np.array([1.0, -2.0], np.float32))
+    momentum([grad])  # accum = g; w -= lr * accum
+    momentum([grad])  # accum = 0.9 * g + g
+    np.testing.assert_allclose(w.numpy(), [1.0 - 0.5 * (1 + 1.9), 2.0 + 0.5 * 2 * (1 + 1.9)], rtol=1e-6)
+    v = ms.Parameter(ms.Tensor(np.array([1.0], np.float32)))
+    nn.SGD([v], learning_rate=0.25)([ms.Tensor(np.array([2.0], np.float32))])
+    assert v.numpy().tolist() == [0.5]
