@@ -117,11 +117,22 @@ def test_every_unmodified_program_runs_under_the_runner_like_its_port(name, runn
     """Same seed, same printed output: the unmodified original under the runner and the port."""
     ms.set_seed(0)
     assert runner_env([str(ORIGINALS / name), *ARGS.get(name, [])]) == 0
-    assert sys.argv == [str(ORIGINALS / name), *ARGS.get(name, [])]  # the script sees its own argv
-    ms.uninstall_import_alias()
     original = capsys.readouterr().out
     ms.set_seed(0)
     sys.argv = [str(COMPAT / name), *ARGS.get(name, [])]
     runpy.run_path(str(COMPAT / name), run_name="__main__")  # the port, as `python compat/<name>`
     ported = capsys.readouterr().out
     assert original.strip() and original == ported
+
+
+def test_the_script_sees_its_argv_and_the_interpreter_is_restored(tmp_path, runner_env, capsys):
+    script = tmp_path / "argv.py"
+    script.write_text("import sys, mindspore\nprint(sys.argv[1:], mindspore.__name__)\n"
+                      "if '--fail' in sys.argv: raise SystemExit(3)\n")
+    argv, path = list(sys.argv), list(sys.path)
+    assert runner_env([str(script), "--steps", "2"]) == 0
+    assert capsys.readouterr().out.strip() == "['--steps', '2'] paddle_recompute.mindspore"
+    with pytest.raises(SystemExit):
+        runner_env([str(script), "--fail"])
+    assert sys.argv == argv and sys.path == path and not ms.import_alias_installed()
+    assert "mindspore" not in sys.modules
