@@ -8,9 +8,16 @@ every semantic difference.
 from . import common, context, nn, ops
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
 from ._api import recompute
-from ._cell import RecomputeMixin, enable_layer_recompute
+from ._cell import RecomputeMixin
 from ._dtype import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
 from ._grad import grad, value_and_grad
+from ._layer_optin import (
+    disable_layer_recompute,
+    enable_layer_recompute,
+    install_layer_recompute,
+    layer_recompute_installed,
+    uninstall_layer_recompute,
+)
 from ._seed import get_seed, set_seed
 from ._tensor import Parameter, ParameterTuple, Tensor
 from ._validate import MissingAPIError
@@ -22,8 +29,9 @@ __all__ = [
     "common", "context", "nn", "ops", "dtype", "recompute", "grad", "value_and_grad", "Tensor", "Parameter",
     "ParameterTuple", "set_seed", "get_seed", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
     "bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-    "RecomputeMixin", "enable_layer_recompute", "install_import_alias", "uninstall_import_alias",
-    "import_alias_installed", "MissingAPIError",
+    "RecomputeMixin", "enable_layer_recompute", "disable_layer_recompute", "install_layer_recompute",
+    "uninstall_layer_recompute", "layer_recompute_installed", "install_import_alias",
+    "uninstall_import_alias", "import_alias_installed", "MissingAPIError",
 ]
 
 

@@ -4,7 +4,7 @@
 makes every later call of the cell a recompute region (MindSpore's PyNative semantics: in
 backward every operator inside the cell is recomputed; the cell's output is kept, as it is
 the region's output). :class:`RecomputeMixin` carries that method; plain Paddle Layers get it
-only on request, through the mixin or :func:`enable_layer_recompute`.
+only on request (see ``_layer_optin.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from . import _recipes
 from ._region import RecomputeConfig, run_region
 from ._validate import bind, check_bool, check_bool_param
 
-__all__ = ["RecomputeMixin", "Cell", "enable_layer_recompute", "parse_recompute_options"]
+__all__ = ["RecomputeMixin", "Cell", "parse_recompute_options", "recompute_signature"]
 
 _OPTION_KEYS = ("mp_comm_recompute", "parallel_optimizer_comm_recompute", "recompute_slice_activation")
 
@@ -107,40 +107,6 @@ class RecomputeMixin:
         return super().__call__(*args, **kwargs)
 
 
-_MIXED: dict[type, type] = {}
-
-
-def enable_layer_recompute(layer: paddle.nn.Layer) -> paddle.nn.Layer:
-    """Give one Paddle Layer MindSpore's ``.recompute()`` (opt-in; Paddle itself is unchanged).
-
-    The layer's class is swapped for a subclass that adds :class:`RecomputeMixin`, so only
-    this instance changes; ``isinstance`` checks against its original class still hold.
-
-    Returns:
-        ``layer``, now with ``layer.recompute(...)``.
-
-    Raises:
-        TypeError: ``layer`` is not a ``paddle.nn.Layer``.
-
-    Example:
-        >>> import paddle
-        >>> from paddle_recompute.mindspore import enable_layer_recompute
-        >>> block = enable_layer_recompute(paddle.nn.Linear(4, 4))
-        >>> block.recompute()
-    """
-    if not isinstance(layer, paddle.nn.Layer):
-        raise TypeError(f"enable_layer_recompute: expected a paddle.nn.Layer, got {type(layer).__name__}")
-    cls = type(layer)
-    if not issubclass(cls, RecomputeMixin):
-        mixed = _MIXED.get(cls)
-        if mixed is None:
-            mixed = type(cls.__name__, (RecomputeMixin, cls),
-                         {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
-            _MIXED[cls] = mixed
-        layer.__class__ = mixed
-    return layer
-
-
 class Cell(RecomputeMixin, paddle.nn.Layer):
     """``mindspore.nn.Cell``: a ``paddle.nn.Layer`` whose forward is ``construct``.
 
@@ -190,10 +156,11 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         yield from self.named_sublayers(prefix=name_prefix, include_self=True)
 
 
-def _doc_signature() -> inspect.Signature:
+def recompute_signature() -> inspect.Signature:
+    """MindSpore's ``Cell.recompute`` signature (``self`` first, keyword-only options)."""
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += list(inspect.signature(_signature).parameters.values())
     return inspect.Signature(params, return_annotation=None)
 
 
-RecomputeMixin.recompute.__signature__ = _doc_signature()  # type: ignore[attr-defined]
+RecomputeMixin.recompute.__signature__ = recompute_signature()  # type: ignore[attr-defined]

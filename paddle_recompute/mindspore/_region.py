@@ -12,6 +12,12 @@
   recipe scope and an adjacent non-reentrant region keep a recipe instead of the tensor.
 RNG state is always preserved (MindSpore's default ``save_rng_state=True``).
 
+NOTE [ Block keyword arguments ]: the block's keyword arguments reach the core as one trailing
+positional ``dict`` (the core flattens dicts, so tensors in it are region inputs like any
+other), never as keywords: a block keyword named like an option of
+:func:`paddle_recompute.recompute` (``debug``, ``early_stop``, ``offload_indices``, ...) would
+otherwise be taken for that option. The region callables unpack it again.
+
 NOTE [ Nested reentrant regions ]: a reentrant region met while an enclosing reentrant region
 is being recomputed runs as a plain call.  That rerun's graph only lives for the enclosing
 region's backward, so this changes no result, only the peak inside that backward; and it
@@ -61,7 +67,8 @@ class _ReentrantCall:
         self.function = function
         self._recompute_roots = roots
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *packed: Any) -> Any:
+        *args, kwargs = packed  # see NOTE [ Block keyword arguments ]
         if not grad_enabled():  # the forward
             return self.function(*args, **kwargs)
         _Reruns.depth += 1
@@ -113,10 +120,11 @@ class _RegionCall:
                 self.live[i] = arg
         return tuple(kept)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *packed: Any) -> Any:
+        *args, kwargs = packed  # see NOTE [ Block keyword arguments ]
         first = self.runs == 0
         self.runs += 1
-        full = self._arguments(args, first)
+        full = self._arguments(tuple(args), first)
         if first:
             self.live = None  # the forward has them; the region must not keep them
         context = self.contexts[0 if first else 1] if self.contexts else None
@@ -153,13 +161,13 @@ def run_region(function: Callable[..., Any], args: tuple, kwargs: dict, config: 
     if config.use_reentrant:
         if _Reruns.depth:
             return function(*args, **kwargs)
-        out = _core_recompute(_ReentrantCall(function, roots), *args, use_reentrant=True,
-                              preserve_rng_state=True, **kwargs)
+        out = _core_recompute(_ReentrantCall(function, roots), *args, dict(kwargs), use_reentrant=True,
+                              preserve_rng_state=True)
     else:
         call = _RegionCall(function, roots, config.context_fn)
         kept = call.defer(args) if _recipes.tracking() else args
-        out = _core_recompute(call, *kept, use_reentrant=False, preserve_rng_state=True,
-                              early_stop=config.early_stop, **kwargs)
+        out = _core_recompute(call, *kept, dict(kwargs), use_reentrant=False, preserve_rng_state=True,
+                              early_stop=config.early_stop)
     if snapshot is not None:
         _recipes.register_outputs(out, function, args, kwargs, snapshot)
     return out

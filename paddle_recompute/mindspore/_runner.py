@@ -7,7 +7,7 @@ import runpy
 import sys
 from collections.abc import Sequence
 
-from ._alias import install_import_alias
+from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
 
 __all__ = ["main"]
 
@@ -15,7 +15,10 @@ USAGE = "usage: python -m paddle_recompute.mindspore SCRIPT.py [args ...]"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``argv[0]`` as ``__main__`` with ``import mindspore`` aliased; returns the exit code."""
+    """Run ``argv[0]`` as ``__main__`` with ``import mindspore`` aliased; returns the exit code.
+
+    ``sys.argv``, ``sys.path`` and the alias are restored when the script ends (or raises).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE, file=sys.stderr if not argv else sys.stdout)
@@ -24,8 +27,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not os.path.isfile(script):
         print(f"paddle_recompute.mindspore: cannot open file {script!r}\n{USAGE}", file=sys.stderr)
         return 2
+    had_alias = import_alias_installed()
+    saved_argv, saved_path = sys.argv, list(sys.path)
     install_import_alias()
     sys.argv = argv
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    runpy.run_path(script, run_name="__main__")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    finally:  # called in-process (tests, notebooks), leave the interpreter as it was
+        sys.argv, sys.path[:] = saved_argv, saved_path
+        if not had_alias:
+            uninstall_import_alias()
     return 0

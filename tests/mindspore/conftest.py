@@ -30,9 +30,14 @@ def memory_stats():
 
 @pytest.fixture(autouse=True)
 def _clean_state():
-    """Each test starts and ends with grad on, no hook frames and no import alias."""
+    """Each test starts and ends with grad on, no hook frames, no import alias, plain Paddle Layers."""
     from paddle_recompute import _hooks
-    from paddle_recompute.mindspore import _recipes, uninstall_import_alias
+    from paddle_recompute.mindspore import (
+        _recipes,
+        layer_recompute_installed,
+        uninstall_import_alias,
+        uninstall_layer_recompute,
+    )
 
     yield
     leaks = []
@@ -46,6 +51,9 @@ def _clean_state():
     if _recipes._STATE.active:
         _recipes._STATE.active = False
         leaks.append("recipe scope left active")
+    if layer_recompute_installed():
+        uninstall_layer_recompute()
+        leaks.append("paddle.nn.Layer.recompute left installed")
     if "mindspore" in sys.modules:
         uninstall_import_alias()
     assert not leaks, "; ".join(leaks)

@@ -155,3 +155,72 @@ def test_child_recomputed_inside_a_recomputed_parent(parent, child):
 
     for ours, base in zip(run(True), run(False), strict=True):
         np.testing.assert_array_equal(ours, base)
+
+
+class KwargCell(nn.Cell):
+    calls = 0
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 3)
+
+    def construct(self, x, scale=1.0, debug=None, offload_indices=None, bias=None):
+        KwargCell.calls += 1
+        assert debug == 1 and offload_indices == "kept"  # reached the block, not paddle_recompute
+        return self.fc(x) * scale + bias
+
+
+@pytest.mark.parametrize("options", [{}, {"use_reentrant": False}, {"output_recompute": True}],
+                         ids=["reentrant", "non_reentrant", "output_recompute"])
+@pytest.mark.parametrize("entry", ["mindspore.recompute", "Cell.recompute"])
+def test_block_keyword_arguments_reach_the_block(options, entry):
+    """recompute(block, *args, **kwargs) passes every kwarg to the block, even ones named like
+    paddle_recompute.recompute options (debug, offload_indices); tensor kwargs get gradients."""
+    ms.set_seed(0)
+    cell = KwargCell()
+    x = ms.Tensor(np.random.RandomState(0).rand(2, 3).astype(np.float32))
+    bias = ms.Tensor(np.full((3,), 0.5, np.float32))
+    extra = {"scale": 3.0, "debug": 1, "offload_indices": "kept"}
+
+    def plain(t, b):
+        return cell(t, bias=b, **extra).sum()
+
+    if entry == "Cell.recompute":
+        def recomputed(t, b):
+            return cell(t, bias=b, **extra).sum()
+    else:
+        def recomputed(t, b):
+            return ms.recompute(cell, t, bias=b, **extra, **options).sum()
+
+    expected = ms.grad(plain, (0, 1), cell.trainable_params())(x, bias)
+    if entry == "Cell.recompute":
+        cell.recompute(**options)
+    KwargCell.calls = 0
+    ours = ms.grad(recomputed, (0, 1), cell.trainable_params())(x, bias)
+    assert KwargCell.calls >= 2  # recomputed
+    for a, b in zip(ours[0] + ours[1], expected[0] + expected[1], strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_loss_and_optimizers_follow_mindspores_formulas():
+    logits = np.array([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]], np.float32)
+    labels = np.array([1, 2], np.int32)
+    wide = logits.astype(np.float64)
+    log_softmax = wide - np.log(np.exp(wide).sum(1, keepdims=True))
+    expected = -log_softmax[np.arange(2), labels]
+    sparse_mean = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    loss = sparse_mean(ms.Tensor(logits), ms.Tensor(labels))
+    np.testing.assert_allclose(float(loss), expected.mean(), atol=1e-6)  # float32 kernel vs float64
+    one_hot = ms.Tensor(np.eye(3, dtype=np.float32)[labels])
+    dense = nn.SoftmaxCrossEntropyWithLogits()(ms.Tensor(logits), one_hot)
+    np.testing.assert_allclose(dense.numpy(), expected, atol=1e-6)
+
+    w = ms.Parameter(ms.Tensor(np.array([1.0, 2.0], np.float32)))
+    momentum = nn.Momentum([w], learning_rate=0.5, momentum=0.9)
+    grad = ms.Tensor(np.array([1.0, -2.0], np.float32))
+    momentum([grad])  # accum = g; w -= lr * accum
+    momentum([grad])  # accum = 0.9 * g + g
+    np.testing.assert_allclose(w.numpy(), [1.0 - 0.5 * (1 + 1.9), 2.0 + 0.5 * 2 * (1 + 1.9)], rtol=1e-6)
+    v = ms.Parameter(ms.Tensor(np.array([1.0], np.float32)))
+    nn.SGD([v], learning_rate=0.25)([ms.Tensor(np.array([2.0], np.float32))])
+    assert v.numpy().tolist() == [0.5]

@@ -22,13 +22,30 @@ def program() -> dict:
     return load_definitions("d_resnet50_recompute.py")
 
 
-def _train(program: dict, recompute: bool) -> tuple[list, list, list]:
+def _train(program: dict, recompute: bool, monkeypatch) -> tuple[list, list, list, dict]:
+    """Train; also count the residual blocks' and the stem ReLU primitive's computations."""
+    calls = {"blocks": 0, "stem_relu": 0}
+    block_construct = program["ResidualBlock"].construct
+
+    def counting_construct(self, x):
+        calls["blocks"] += 1
+        return block_construct(self, x)
+
     ms.set_seed(SEED)
     net = program["resnet50"](10, recompute=recompute)
-    losses = program["train"](net, STEPS, BATCH, SEED)
+    relu_compute = net.relu.compute
+
+    def counting_relu(x):
+        calls["stem_relu"] += 1
+        return relu_compute(x)
+
+    net.relu.compute = counting_relu
+    with monkeypatch.context() as patch:
+        patch.setattr(program["ResidualBlock"], "construct", counting_construct)
+        losses = program["train"](net, STEPS, BATCH, SEED)
     params = [p.numpy() for p in net.parameters()]
     buffers = [b.numpy() for b in net.buffers()]
-    return losses, params, buffers
+    return losses, params, buffers, calls
 
 
 def test_recompute_configuration_is_the_tutorials(program):
@@ -41,9 +58,13 @@ def test_recompute_configuration_is_the_tutorials(program):
     assert sum(1 for _ in net.parameters()) == 161  # 53 conv weights, 53 BN (gamma, beta), Dense w and b
 
 
-def test_training_is_bitwise_equal_with_and_without_recompute(program):
-    losses, params, buffers = _train(program, recompute=True)
-    base_losses, base_params, base_buffers = _train(program, recompute=False)
+def test_training_is_bitwise_equal_with_and_without_recompute(program, monkeypatch):
+    losses, params, buffers, calls = _train(program, True, monkeypatch)
+    base_losses, base_params, base_buffers, base_calls = _train(program, False, monkeypatch)
+    # 16 blocks run once per step; the 12 that are not first in their stage run again in backward,
+    # and so does the stem's recompute-marked ReLU primitive
+    assert base_calls == {"blocks": 16 * STEPS, "stem_relu": STEPS}
+    assert calls == {"blocks": 28 * STEPS, "stem_relu": 2 * STEPS}
     assert losses == base_losses
     assert all(np.isfinite(losses)) and losses[0] != losses[1]
     for ours, base in zip(params, base_params, strict=True):

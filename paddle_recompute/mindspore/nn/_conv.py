@@ -114,13 +114,24 @@ class MaxPool2d(_Pool2d):
 
 
 class AvgPool2d(_Pool2d):
-    """``nn.AvgPool2d(kernel_size=1, stride=1, pad_mode='valid', padding=0, ...)``."""
+    """``nn.AvgPool2d(kernel_size=1, stride=1, pad_mode='valid', padding=0, ...)``.
+
+    MindSpore runs ``pad_mode='same'`` (with the other options at their defaults) through its
+    ``AvgPool`` primitive, whose CPU kernel averages over the elements inside the input only:
+    ``count_include_pad`` applies to ``pad_mode='pad'`` alone. ``ceil_mode=True`` (MindSpore
+    rescales windows that overhang the padded input) is not provided.
+    """
 
     def __init__(self, kernel_size: Any = 1, stride: Any = 1, pad_mode: str = "valid", padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None,
                  data_format: str = "NCHW"):
+        if ceil_mode:
+            raise not_provided("nn.AvgPool2d(ceil_mode=True)")
+        if divisor_override is not None and divisor_override <= 0:
+            raise ValueError(f"For 'AvgPool2d', the 'divisor_override' must be > 0, "
+                             f"but got {divisor_override}.")
         super().__init__("AvgPool2d", kernel_size, stride, pad_mode, padding, ceil_mode, data_format)
-        self.exclusive = not count_include_pad
+        self.exclusive = pad_mode.lower() == "same" or not count_include_pad
         self.divisor_override = divisor_override
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
