@@ -8,9 +8,8 @@ replays the exact state (``paddle.amp.auto_cast`` would re-validate and remap dt
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-
 import importlib
+from collections.abc import Iterator
 
 from paddle.base import core, framework
 

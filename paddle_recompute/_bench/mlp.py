@@ -1,4 +1,4 @@
-"""A residual MLP: an input layer, ``blocks`` times ``x + Linear(GELU(Linear(LayerNorm(x))))``, a classifier."""
+"""A residual MLP: input layer, ``blocks`` x ``x + Linear(GELU(Linear(LayerNorm(x))))``, classifier."""
 
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ from .rounds import BenchRun
 __all__ = ["summarize", "loss_check", "format_table", "MEASURES"]
 
 # (key, column title, format) of the measures that get ratios
-MEASURES = (("step_ms", "step ms", ".1f"), ("forward_mib", "fwd act MiB", ".2f"), ("peak_mib", "peak MiB", ".2f"))
+MEASURES = (("step_ms", "step ms", ".1f"), ("forward_mib", "fwd act MiB", ".2f"),
+            ("peak_mib", "peak MiB", ".2f"))
 
 
 def loss_check(run: BenchRun) -> dict[str, str]:
@@ -79,7 +80,8 @@ def format_table(rows: dict[str, dict[str, Any]], losses: dict[str, str]) -> str
         else:
             cells = [mode]
             for key, _, fmt in MEASURES:
-                cells += [f"{row[key]:{fmt}}", _ratio(row[f"{key}/{BASELINE}"]), _ratio(row[f"{key}/{BUILTIN}"])]
+                cells += [f"{row[key]:{fmt}}", _ratio(row[f"{key}/{BASELINE}"]),
+                          _ratio(row[f"{key}/{BUILTIN}"])]
             cells.append(losses[mode])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ from typing import Any
 import paddle
 
 from .measure import StepStats, traced_step, train_step
-from .memory import HostMemory, DeviceMemory
+from .memory import DeviceMemory, HostMemory
 from .models import ModelSpec
 from .modes import Mode
 

@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The bench options: model and sizes, modes, rounds, outputs."""
     from .._bench.models import MODELS, size_fields
 
-    parser.add_argument("--model", choices=sorted(MODELS), default="gpt", help="benchmark model (default gpt)")
+    parser.add_argument("--model", choices=sorted(MODELS), default="gpt",
+                        help="benchmark model (default gpt)")
     sizes = parser.add_argument_group("model sizes (each model uses its own; defaults are quick)")
     for name, kind in size_fields().items():
         owners = ", ".join(m for m, spec in MODELS.items() if name in _fields(spec.config))

@@ -1,4 +1,4 @@
-"""``paddle-recompute parity MODULE:CALLABLE``: loss parity of a user's training, with and without recompute."""
+"""``paddle-recompute parity MODULE:CALLABLE``: loss parity of a training with and without recompute."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ _KEYS = ("build_model", "train_step", "recompute_plan", "steps", "seed")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="MODULE:CALLABLE", help="e.g. mypkg.train:parity_case")
-    parser.add_argument("--steps", type=int, default=None, help="training steps (default: the target's, else 3)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of both runs (default: the target's, else 0)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="training steps (default: the target's, else 3)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of both runs (default: the target's, else 0)")
     parser.add_argument("--rtol", type=float, default=0.0, help="relative tolerance (default 0: exact)")
     parser.add_argument("--atol", type=float, default=0.0, help="absolute tolerance (default 0: exact)")
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")

@@ -26,7 +26,8 @@ backward, forward time and recompute time."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="MODULE:CALLABLE", help="e.g. mypkg.bench:make or path/to/file.py:make")
+    parser.add_argument("target", metavar="MODULE:CALLABLE",
+                        help="e.g. mypkg.bench:make or path/to/file.py:make")
     parser.add_argument("--json", metavar="FILE", help="write the profile as JSON")
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
 
