@@ -1,0 +1,322 @@
+"""The ``paddle-recompute`` command line, run in-process through ``main([...])`` at tiny sizes."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import paddle_recompute
+from paddle_recompute.__main__ import main
+from paddle_recompute._bench import modes as bench_modes
+from paddle_recompute._bench.models import MODELS
+from paddle_recompute._bench.rounds import run_rounds
+from paddle_recompute._cli import _env as cli_env
+from paddle_recompute._cli._errors import CLIError
+from paddle_recompute._cli._progress import Progress
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = {
+    "gpt": ["--blocks", "2", "--hidden", "32", "--heads", "2", "--seq", "16", "--batch", "2", "--vocab", "64"],
+    "resnet": ["--blocks", "1", "--channels", "4", "--image", "8", "--batch", "2"],
+    "mlp": ["--blocks", "2", "--hidden", "32", "--batch", "8"],
+}
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def bench(model, *extra):
+    return main(["bench", "--model", model, *TINY[model], "--rounds", "2", *extra])
+
+
+# --------------------------------------------------------------------------- bench
+
+
+def test_bench_table_json_and_plot(tmp_path, capsys):
+    out_json, out_png = tmp_path / "r.json", tmp_path / "r.png"
+    assert bench("gpt", "--json", str(out_json), "--plot", str(out_png)) == 0
+    out, err = capsys.readouterr()
+    assert "| mode | step ms | /none | /builtin | fwd act MiB" in out
+    for mode in bench_modes.MODES:
+        assert f"| {mode} |" in out
+    assert "bit-for-bit equal to none (asserted)" in out
+    assert "[" in err and f"{len(bench_modes.MODES) * 4}/{len(bench_modes.MODES) * 4}" in err  # progress bar
+    record = json.loads(out_json.read_text())
+    assert record["model"] == "gpt" and record["config"]["hidden"] == 32
+    assert record["memory"] == "host allocator"
+    rows = record["modes"]
+    assert rows["none"]["step_ms/none"] == 1.0 and rows["builtin reentrant"]["peak_mib/builtin reentrant"] == 1.0
+    assert len(rows["none"]["step_ms_all"]) == 2  # the timed rounds, warm-up left out
+    for mode in ("ours reentrant", "ours non-reentrant"):
+        assert record["losses_vs_none"][mode] == "equal"
+        assert rows[mode]["losses"] == rows["none"]["losses"]
+        # recompute measurably keeps less for backward than no recompute
+        assert rows[mode]["forward_mib"] < 0.8 * rows["none"]["forward_mib"]
+    assert out_png.read_bytes()[:8] == PNG_MAGIC
+
+
+@pytest.mark.parametrize("model", ["resnet", "mlp"])
+def test_bench_other_models(model, capsys):
+    assert bench(model, "--modes", "ours non-reentrant,builtin reentrant", "--quiet") == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(model) and err == ""
+    assert "| none |" in out and "| ours non-reentrant |" in out and "| ours reentrant |" not in out
+
+
+def test_bench_fails_when_an_exact_mode_changes_the_losses(monkeypatch, capsys):
+    drift = lambda i, block, x: block(x) * 1.001  # noqa: E731  (a "recompute" that changes results)
+    monkeypatch.setitem(bench_modes.MODES, "drifting", bench_modes.Mode("drifting", lambda m, x: drift, True, ""))
+    assert bench("mlp", "--modes", "drifting", "--quiet") == 1
+    out = capsys.readouterr().out
+    assert "| drifting |" in out and "DIFFER" in out
+    assert "FAILED: losses of drifting are not bit-for-bit equal" in out
+
+
+def test_rounds_are_interleaved_in_rotating_order():
+    spec = MODELS["mlp"]
+    cfg = spec.config(hidden=8, blocks=1, batch=4)
+    modes = [bench_modes.MODES[n] for n in ("none", "ours reentrant", "ours non-reentrant")]
+    labels = []
+    from paddle_recompute._bench.memory import HostMemory
+
+    run = run_rounds(spec, cfg, modes, HostMemory(), rounds=2, warmup=1, tick=labels.append)
+    firsts = [labels[r * 3].split(" ", 2)[2] for r in range(3)]
+    assert firsts == ["none", "ours reentrant", "ours non-reentrant"]
+    assert all(len(steps) == 3 for steps in run.stats.values())
+
+
+def test_register_mode_checks_its_arguments():
+    with pytest.raises(TypeError, match="exactly one of `runner` and `prepare`"):
+        bench_modes.register_mode("x")
+    with pytest.raises(TypeError, match="must be callable"):
+        bench_modes.register_mode("x", runner=3)
+    assert "x" not in bench_modes.MODES
+
+
+def test_list_modes(capsys):
+    assert main(["bench", "--list-modes"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("none") and "builtin non-reentrant" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "resnet", "--seq", "8"], "--seq is not a size of model 'resnet'"),
+    (["--modes", "bogus"], "unknown mode 'bogus'"),
+    (["--rounds", "0"], "--rounds must be at least 1"),
+    (["--plot", "out.svg"], "ending in .png"),
+    (["--blocks", "0"], "--blocks must be at least 1"),
+])
+def test_bench_bad_arguments(args, message, capsys):
+    assert main(["bench", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bench_plot_without_matplotlib(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import fails
+    assert bench("mlp", "--plot", "x.png") == 2
+    assert "needs matplotlib: pip install matplotlib" in capsys.readouterr().err
+
+
+def test_bench_refuses_to_run_patched(capsys):
+    with paddle_recompute.paddle_patched():
+        assert bench("mlp") == 2
+    assert "unpatch_paddle() first" in capsys.readouterr().err
+
+
+def test_progress_bar_on_a_terminal_and_in_a_log():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, log = Tty(), io.StringIO()
+    for stream in (tty, log):
+        bar = Progress(20, stream=stream)
+        for i in range(20):
+            bar(f"step {i}")
+        bar.close()
+    assert tty.getvalue().count("\r") == 20 and tty.getvalue().endswith("\n")
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 11 and lines[-1].startswith("[" + "#" * 28 + "] 20/20")  # first tick, then each tenth
+
+
+# --------------------------------------------------------------------------- profile
+
+
+def _write(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+MODEL_FILE = """
+    import paddle
+
+    def make():
+        model = paddle.nn.Sequential(*[paddle.nn.Linear(16, 16) for _ in range(3)])
+        x = paddle.randn([4, 16])
+        x.stop_gradient = False
+        return model, x
+
+    def make_factory():
+        return (lambda: paddle.nn.Sequential(paddle.nn.Linear(16, 16), paddle.nn.Linear(16, 16)),
+                (paddle.randn([4, 16]),))
+
+    def not_a_pair():
+        return 3
+"""
+
+
+def test_profile_prints_the_per_block_table(tmp_path, capsys):
+    if not hasattr(paddle_recompute, "profile"):
+        pytest.skip("paddle_recompute.profile (the profiler) is not in this build")
+    path = _write(tmp_path, "prof_case", MODEL_FILE)
+    out_json = tmp_path / "p.json"
+    assert main(["profile", f"{path}:make", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "saved" in out.lower() and json.loads(out_json.read_text())
+    assert main(["profile", f"{path}:make_factory"]) == 0
+
+
+def test_profile_without_the_profiler_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.delattr(paddle_recompute, "profile", raising=False)
+    path = _write(tmp_path, "prof_case2", MODEL_FILE)
+    assert main(["profile", f"{path}:make"]) == 2
+    assert "paddle_recompute.profile (the per-block profiler) is not part" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target, message", [
+    ("nocolon", "expected MODULE:CALLABLE"),
+    ("no_such_module_xyz:make", "cannot import module 'no_such_module_xyz'"),
+    ("{file}:missing", "has no attribute 'missing'"),
+    ("{file}:not_a_pair", "must return (model, inputs)"),
+])
+def test_profile_bad_targets(target, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(paddle_recompute, "profile", lambda *a: None, raising=False)
+    path = _write(tmp_path, "prof_case3", MODEL_FILE)
+    assert main(["profile", target.format(file=path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- parity
+
+
+PARITY_FILE = """
+    import paddle
+    from paddle_recompute import recompute
+
+    class Net(paddle.nn.Layer):
+        def __init__(self, use_recompute, shift=0.0):
+            super().__init__()
+            self.use_recompute, self.shift = use_recompute, shift
+            self.block = paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.Dropout(0.5), paddle.nn.GELU())
+            self.head = paddle.nn.Linear(8, 1)
+
+        def forward(self, x):
+            h = recompute(self.block, x) if self.use_recompute else self.block(x)
+            return self.head(h) + self.shift
+
+    def build(use_recompute):
+        model = Net(use_recompute)
+        return model, paddle.optimizer.SGD(0.1, parameters=model.parameters())
+
+    def build_wrong(use_recompute):
+        model = Net(use_recompute, shift=1e-3 if use_recompute else 0.0)
+        return model, paddle.optimizer.SGD(0.1, parameters=model.parameters())
+
+    def step(model, optimizer, i):
+        loss = model(paddle.randn([4, 8])).square().mean()
+        loss.backward()
+        return loss
+
+    def good():
+        return {"build_model": build, "train_step": step, "steps": 2}
+
+    def good_tuple():
+        return build, step
+
+    def bad():
+        return build_wrong, step
+
+    def junk():
+        return "x"
+"""
+
+
+def test_parity_pass(tmp_path, capsys):
+    path = _write(tmp_path, "parity_case", PARITY_FILE)
+    assert main(["parity", f"{path}:good"]) == 0
+    out = capsys.readouterr().out
+    assert "2 steps from seed 0, exact" in out and "PASS" in out
+    assert main(["parity", f"{path}:good_tuple", "--steps", "1", "--seed", "3"]) == 0
+    assert "1 steps from seed 3" in capsys.readouterr().out
+
+
+def test_parity_fail_reports_numpy_style(tmp_path, capsys):
+    path = _write(tmp_path, "parity_case2", PARITY_FILE)
+    assert main(["parity", f"{path}:bad", "--steps", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "Entry ['losses'][0]" in out and "Max absolute difference" in out
+
+
+def test_parity_bad_target(tmp_path, capsys):
+    path = _write(tmp_path, "parity_case3", PARITY_FILE)
+    assert main(["parity", f"{path}:junk"]) == 2
+    assert "must return a dict or a tuple" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- as a program
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "FLAGS_enable_host_memory_stat"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return {**env, **extra}
+
+
+def test_python_m_help():
+    proc = subprocess.run([sys.executable, "-m", "paddle_recompute", "--help"], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for command in ("bench", "profile", "parity"):
+        assert command in proc.stdout
+
+
+def test_program_measures_host_memory(tmp_path):
+    """Started as a program without FLAGS_enable_host_memory_stat, bench still measures memory."""
+    out_json = tmp_path / "r.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "paddle_recompute", "bench", "--model", "mlp", *TINY["mlp"], "--rounds", "1",
+         "--modes", "ours reentrant", "--quiet", "--json", str(out_json)],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(out_json.read_text())["modes"]["none"]["forward_mib"] > 0
+
+
+def test_statistics_off_reexecutes_with_the_flag(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cli_env, "_stats_on", lambda: False)
+    monkeypatch.setattr(cli_env.os, "execve", lambda exe, argv, env: calls.append((exe, argv, env)))
+    monkeypatch.delenv(cli_env.FLAG, raising=False)
+    monkeypatch.setattr(sys, "argv", ["paddle-recompute", "bench", "--model", "mlp"])
+    with pytest.raises(CLIError):  # the recorded execve returns; a real one never does
+        cli_env.ensure_host_memory_stats("bench", may_reexec=True)
+    (exe, argv, env), = calls
+    assert exe == sys.executable and argv[1:] == ["-m", "paddle_recompute", "bench", "--model", "mlp"]
+    assert env[cli_env.FLAG] == "1" and env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)
+
+
+@pytest.mark.parametrize("may_reexec, flag", [(False, None), (True, "1")])
+def test_statistics_off_without_reexec_is_a_clear_error(may_reexec, flag, monkeypatch):
+    """In-process callers, and a re-executed process that still has none, get the fix."""
+    monkeypatch.setattr(cli_env, "_stats_on", lambda: False)
+    monkeypatch.setattr(cli_env.os, "execve", lambda *a: pytest.fail("must not re-execute"))
+    if flag is None:
+        monkeypatch.delenv(cli_env.FLAG, raising=False)
+    else:
+        monkeypatch.setenv(cli_env.FLAG, flag)
+    with pytest.raises(CLIError, match="FLAGS_enable_host_memory_stat=1 python"):
+        cli_env.ensure_host_memory_stats("bench", may_reexec=may_reexec)
