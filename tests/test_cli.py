@@ -21,7 +21,8 @@ from paddle_recompute._cli._progress import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {
-    "gpt": ["--blocks", "2", "--hidden", "32", "--heads", "2", "--seq", "16", "--batch", "2", "--vocab", "64"],
+    "gpt": ["--blocks", "2", "--hidden", "32", "--heads", "2", "--seq", "16", "--batch", "2",
+            "--vocab", "64"],
     "resnet": ["--blocks", "1", "--channels", "4", "--image", "8", "--batch", "2"],
     "mlp": ["--blocks", "2", "--hidden", "32", "--batch", "8"],
 }
@@ -48,7 +49,8 @@ def test_bench_table_json_and_plot(tmp_path, capsys):
     assert record["model"] == "gpt" and record["config"]["hidden"] == 32
     assert record["memory"] == "host allocator"
     rows = record["modes"]
-    assert rows["none"]["step_ms/none"] == 1.0 and rows["builtin reentrant"]["peak_mib/builtin reentrant"] == 1.0
+    assert rows["none"]["step_ms/none"] == 1.0
+    assert rows["builtin reentrant"]["peak_mib/builtin reentrant"] == 1.0
     assert len(rows["none"]["step_ms_all"]) == 2  # the timed rounds, warm-up left out
     for mode in ("ours reentrant", "ours non-reentrant"):
         assert record["losses_vs_none"][mode] == "equal"
@@ -68,7 +70,8 @@ def test_bench_other_models(model, capsys):
 
 def test_bench_fails_when_an_exact_mode_changes_the_losses(monkeypatch, capsys):
     drift = lambda i, block, x: block(x) * 1.001  # noqa: E731  (a "recompute" that changes results)
-    monkeypatch.setitem(bench_modes.MODES, "drifting", bench_modes.Mode("drifting", lambda m, x: drift, True, ""))
+    mode = bench_modes.Mode("drifting", lambda model, inputs: drift, True, "")
+    monkeypatch.setitem(bench_modes.MODES, "drifting", mode)
     assert bench("mlp", "--modes", "drifting", "--quiet") == 1
     out = capsys.readouterr().out
     assert "| drifting |" in out and "DIFFER" in out
@@ -139,7 +142,8 @@ def test_progress_bar_on_a_terminal_and_in_a_log():
         bar.close()
     assert tty.getvalue().count("\r") == 20 and tty.getvalue().endswith("\n")
     lines = log.getvalue().splitlines()
-    assert len(lines) == 11 and lines[-1].startswith("[" + "#" * 28 + "] 20/20")  # first tick, then each tenth
+    # the first tick, then one line per tenth
+    assert len(lines) == 11 and lines[-1].startswith("[" + "#" * 28 + "] 20/20")
 
 
 # --------------------------------------------------------------------------- profile
@@ -211,7 +215,8 @@ PARITY_FILE = """
         def __init__(self, use_recompute, shift=0.0):
             super().__init__()
             self.use_recompute, self.shift = use_recompute, shift
-            self.block = paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.Dropout(0.5), paddle.nn.GELU())
+            self.block = paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.Dropout(0.5),
+                                              paddle.nn.GELU())
             self.head = paddle.nn.Linear(8, 1)
 
         def forward(self, x):

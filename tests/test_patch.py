@@ -130,7 +130,7 @@ def test_unpatch_restores_the_exact_originals(spy):
     # and Paddle's own code runs again, early-bound names included
     block, x = KwOnly(), paddle.randn([3, 6])
     x.stop_gradient = False
-    for name, fn in _patch_early.RECOMPUTES.items():
+    for fn in _patch_early.RECOMPUTES.values():
         with pytest.raises(ValueError, match="keyword-only arguments are not supported"):
             fn(block, x, scale=2.0, use_reentrant=True)
     assert sum(spy.values()) == 0
