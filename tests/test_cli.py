@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _user_model import USER_MODEL
 
 import paddle_recompute
 from paddle_recompute.__main__ import main
@@ -207,35 +208,7 @@ def test_profile_bad_targets(target, message, tmp_path, monkeypatch, capsys):
 # --------------------------------------------------------------------------- parity
 
 
-PARITY_FILE = """
-    import paddle
-    from paddle_recompute import recompute
-
-    class Net(paddle.nn.Layer):
-        def __init__(self, use_recompute, shift=0.0):
-            super().__init__()
-            self.use_recompute, self.shift = use_recompute, shift
-            self.block = paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.Dropout(0.5),
-                                              paddle.nn.GELU())
-            self.head = paddle.nn.Linear(8, 1)
-
-        def forward(self, x):
-            h = recompute(self.block, x) if self.use_recompute else self.block(x)
-            return self.head(h) + self.shift
-
-    def build(use_recompute):
-        model = Net(use_recompute)
-        return model, paddle.optimizer.SGD(0.1, parameters=model.parameters())
-
-    def build_wrong(use_recompute):
-        model = Net(use_recompute, shift=1e-3 if use_recompute else 0.0)
-        return model, paddle.optimizer.SGD(0.1, parameters=model.parameters())
-
-    def step(model, optimizer, i):
-        loss = model(paddle.randn([4, 8])).square().mean()
-        loss.backward()
-        return loss
-
+PARITY_FILE = USER_MODEL + textwrap.dedent("""
     def good():
         return {"build_model": build, "train_step": step, "steps": 2}
 
@@ -243,11 +216,11 @@ PARITY_FILE = """
         return build, step
 
     def bad():
-        return build_wrong, step
+        return build_perturbed, step
 
     def junk():
         return "x"
-"""
+""")
 
 
 def test_parity_pass(tmp_path, capsys):

@@ -35,8 +35,9 @@ def test_example_runs(case):
     if script == "examples/planner_budget.py" and not hasattr(paddle_recompute, "plan"):
         pytest.skip("paddle_recompute.plan (the planner) is not in this build")
     args, expected = CASES[case]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    proc = subprocess.run([sys.executable, str(ROOT / script), *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=TIMEOUT_S.get(script, 90))
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)  # this checkout's package, not an installed one
+    proc = subprocess.run([sys.executable, str(ROOT / script), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT_S.get(script, 90))
     assert proc.returncode == 0, f"{script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     assert expected in proc.stdout, proc.stdout[-3000:]
