@@ -124,6 +124,29 @@ def test_bench_plot_without_matplotlib(monkeypatch, capsys):
     assert "needs matplotlib: pip install matplotlib" in capsys.readouterr().err
 
 
+def test_bench_bad_device(capsys):
+    assert bench("mlp", "--device", "no_such_device") == 2
+    assert "bench: --device 'no_such_device': The device must be" in capsys.readouterr().err
+
+
+def test_gpu_place_reads_the_device_allocator(monkeypatch):
+    """On a GPU the statistics come from paddle.device.cuda (wiring only: no GPU here)."""
+    import paddle
+
+    from paddle_recompute._bench.memory import DeviceMemory, memory_for_current_place
+
+    calls = []
+    for name in ("memory_allocated", "max_memory_allocated", "reset_max_memory_allocated", "synchronize"):
+        monkeypatch.setattr(paddle.device.cuda, name, lambda *a, _n=name: calls.append(_n) or 7)
+    monkeypatch.setattr(paddle, "get_device", lambda: "gpu:0")
+    memory = memory_for_current_place()
+    assert isinstance(memory, DeviceMemory) and memory.kind == "device allocator"
+    assert (memory.current(), memory.peak()) == (7, 7)
+    memory.reset_peak()
+    memory.sync()
+    assert calls == ["memory_allocated", "max_memory_allocated", "reset_max_memory_allocated", "synchronize"]
+
+
 def test_bench_refuses_to_run_patched(capsys):
     with paddle_recompute.paddle_patched():
         assert bench("mlp") == 2

@@ -14,9 +14,25 @@ from pathlib import Path
 
 from ._errors import CLIError
 
-__all__ = ["FLAG", "ensure_host_memory_stats"]
+__all__ = ["FLAG", "ensure_host_memory_stats", "use_device"]
 
 FLAG = "FLAGS_enable_host_memory_stat"
+
+
+def use_device(command: str, device: str | None) -> None:
+    """``paddle.set_device(device)`` when one is given, with a clear error for a bad name.
+
+    Raises:
+        CLIError: Paddle rejects the device (unknown, or not compiled in).
+    """
+    if device is None:
+        return
+    import paddle
+
+    try:
+        paddle.set_device(device)
+    except (ValueError, RuntimeError) as exc:
+        raise CLIError(f"{command}: --device {device!r}: {str(exc).strip().splitlines()[0]}") from None
 
 
 def _stats_on() -> bool:

@@ -7,7 +7,7 @@ import dataclasses
 import json
 from typing import Any
 
-from ._env import ensure_host_memory_stats
+from ._env import ensure_host_memory_stats, use_device
 from ._errors import CLIError
 from ._progress import Progress
 
@@ -102,10 +102,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{mode.name:<24} {'exact ' if mode.exact else 'report'} {mode.description}")
         return 0
     _check_args(args)
-    import paddle
-
-    if args.device:
-        paddle.set_device(args.device)
+    use_device("bench", args.device)
     from .._bench.memory import memory_for_current_place
     from .._bench.models import MODELS
 

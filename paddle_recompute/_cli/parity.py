@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ._env import use_device
 from ._errors import CLIError
 from ._target import call_target
 
@@ -54,12 +55,9 @@ def parity_case(target: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run both trainings; print PASS or FAIL with the report; 0 on parity, 1 otherwise."""
-    import paddle
-
     from ..testing import assert_loss_parity
 
-    if args.device:
-        paddle.set_device(args.device)
+    use_device("parity", args.device)
     case = parity_case(args.target)
     steps = args.steps if args.steps is not None else case.pop("steps", 3)
     seed = args.seed if args.seed is not None else case.pop("seed", 0)

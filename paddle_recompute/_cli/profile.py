@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ._env import use_device
 from ._errors import CLIError
 from ._target import call_target
 
@@ -61,11 +62,8 @@ def model_and_inputs(target: str) -> tuple[Any, tuple]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the profile table; write JSON if asked."""
-    import paddle
-
     profile = profiler()
-    if args.device:
-        paddle.set_device(args.device)
+    use_device("profile", args.device)
     model, inputs = model_and_inputs(args.target)
     result = profile(model, *inputs)
     print(result.table() if hasattr(result, "table") else str(result))
