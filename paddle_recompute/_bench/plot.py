@@ -52,6 +52,8 @@ def plot_memory_time(path: str, title: str, rows: dict[str, dict[str, Any]],
                    label=f"{mode} (fwd activations)")
     right.set(xlabel="median step time (ms)", ylabel="MiB above step start",
               title="memory vs. step time (medians)")
+    right.set_xlim(left=0)  # from zero, so distances read as ratios
+    right.set_ylim(bottom=0)
     right.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()

@@ -59,14 +59,13 @@ def run(args: argparse.Namespace) -> int:
 
     use_device("parity", args.device)
     case = parity_case(args.target)
-    steps = args.steps if args.steps is not None else case.pop("steps", 3)
-    seed = args.seed if args.seed is not None else case.pop("seed", 0)
-    case.pop("steps", None), case.pop("seed", None)
+    steps = args.steps if args.steps is not None else case.get("steps", 3)
+    seed = args.seed if args.seed is not None else case.get("seed", 0)
     tol = "exact" if args.rtol == 0 and args.atol == 0 else f"rtol={args.rtol:g}, atol={args.atol:g}"
     print(f"parity of {args.target}: {steps} steps from seed {seed}, {tol}", flush=True)
     start = time.perf_counter()
     try:
-        assert_loss_parity(case.pop("build_model"), case.pop("train_step"), steps=steps, seed=seed,
+        assert_loss_parity(case["build_model"], case["train_step"], steps=steps, seed=seed,
                            recompute_plan=case.get("recompute_plan"), rtol=args.rtol, atol=args.atol)
     except AssertionError as exc:
         print(f"FAIL ({time.perf_counter() - start:.1f} s)\n{exc}")
