@@ -75,6 +75,18 @@ def test_bench_fails_when_an_exact_mode_changes_the_losses(monkeypatch, capsys):
     assert "FAILED: losses of drifting are not bit-for-bit equal" in out
 
 
+def test_a_failing_mode_is_reported_and_the_others_go_on(monkeypatch, capsys):
+    def broken(i, block, x):
+        raise RuntimeError("this mode cannot run\nsecond line")
+
+    mode = bench_modes.Mode("broken", lambda model, inputs: broken, False, "")
+    monkeypatch.setitem(bench_modes.MODES, "broken", mode)
+    assert bench("mlp", "--modes", "broken,ours reentrant", "--quiet") == 0  # not an exact mode
+    out = capsys.readouterr().out
+    assert "| broken | failed: RuntimeError: this mode cannot run |" in out
+    assert "| ours reentrant |" in out and "second line" not in out
+
+
 def test_rounds_are_interleaved_in_rotating_order():
     spec = MODELS["mlp"]
     cfg = spec.config(hidden=8, blocks=1, batch=4)
