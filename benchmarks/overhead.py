@@ -23,14 +23,8 @@ import paddle
 
 from paddle_recompute._bench.modes import MODES as BENCH_MODES
 
-
-def _call(name: str):
-    """The benchmark mode's runner as ``call(block, x)`` (these modes ignore model and index)."""
-    runner = BENCH_MODES[name].prepare(None, None)
-    return lambda block, x: runner(0, block, x)
-
-
-MODES = {("plain" if name == "none" else name): _call(name)
+# the benchmark modes' runners, ``call(block, x)`` (these modes ignore the model)
+MODES = {("plain" if name == "none" else name): BENCH_MODES[name].prepare(None, None)
          for name in ("none", "builtin reentrant", "builtin non-reentrant", "ours reentrant",
                       "ours non-reentrant")}
 BUILTIN_OF = {"ours reentrant": "builtin reentrant", "ours non-reentrant": "builtin non-reentrant"}

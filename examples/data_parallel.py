@@ -25,8 +25,8 @@ from paddle_recompute._bench.mlp import MLP, MLPConfig, mlp_batch, mlp_loss
 def runner(use_recompute: bool, use_reentrant: bool):
     """Every block through ``recompute``, or none."""
     if not use_recompute:
-        return lambda index, block, x: block(x)
-    return lambda index, block, x: recompute(block, x, use_reentrant=use_reentrant)
+        return lambda block, x: block(x)
+    return lambda block, x: recompute(block, x, use_reentrant=use_reentrant)
 
 
 def train(cfg: MLPConfig, steps: int, use_recompute: bool, use_reentrant: bool) -> tuple[list, dict]:

@@ -23,9 +23,10 @@ import paddle  # noqa: E402
 
 from paddle_recompute import recompute  # noqa: E402
 
-# the GPT that `paddle-recompute bench` measures: blocks run as `x = model.runner(i, block, x)`
+# the GPT that `paddle-recompute bench` measures: blocks run as `x = model.runner(block, x)`
 from paddle_recompute._bench.gpt import GPT, GPTConfig, gpt_batch, gpt_loss  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory, MiB  # noqa: E402
+from paddle_recompute._bench.models import quick_config  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -36,7 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--check", action="store_true", help="assert losses equal a run without recompute")
-    defaults = GPTConfig()
+    defaults = quick_config("gpt")
     for name in ("blocks", "hidden", "heads", "seq", "batch", "vocab"):
         parser.add_argument(f"--{name}", type=int, default=getattr(defaults, name))
     return parser.parse_args(argv)
@@ -54,10 +55,12 @@ def chosen_blocks(text: str, n_blocks: int) -> set[int]:
     return chosen
 
 
-def make_runner(chosen: set[int], use_reentrant: bool):
-    """Recompute the chosen blocks; run the others directly."""
-    def runner(index, block, x):
-        if index in chosen:
+def make_runner(model: GPT, chosen: set[int], use_reentrant: bool):
+    """Recompute the chosen blocks (by index in ``model.blocks``); run the others directly."""
+    recomputed = {id(model.blocks[i]) for i in chosen}
+
+    def runner(block, x):
+        if id(block) in recomputed:
             return recompute(block, x, use_reentrant=use_reentrant)
         return block(x)
     return runner
@@ -67,7 +70,8 @@ def pretrain(cfg: GPTConfig, chosen: set[int], use_reentrant: bool, steps: int, 
              log: bool = True) -> list[float]:
     """Train from seed 0 on synthetic tokens; the loss of every step."""
     paddle.seed(0)
-    model = GPT(cfg, make_runner(chosen, use_reentrant))
+    model = GPT(cfg)
+    model.runner = make_runner(model, chosen, use_reentrant)
     optimizer = paddle.optimizer.AdamW(lr, parameters=model.parameters(),
                                        grad_clip=paddle.nn.ClipGradByGlobalNorm(1.0))
     memory = HostMemory()

@@ -24,6 +24,7 @@ import paddle_recompute  # noqa: E402
 # the GPT that `paddle-recompute bench` measures
 from paddle_recompute._bench.gpt import GPT, GPTConfig, gpt_batch, gpt_loss  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory, MiB  # noqa: E402
+from paddle_recompute._bench.models import quick_config  # noqa: E402
 
 
 def train(cfg: GPTConfig, steps: int, budget: float | None) -> tuple[list[float], list[int]]:
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=float, default=0.5, help="fraction of no-recompute activations")
     parser.add_argument("--steps", type=int, default=3)
-    defaults = GPTConfig()
+    defaults = quick_config("gpt")
     for name in ("blocks", "hidden", "heads", "seq", "batch", "vocab"):
         parser.add_argument(f"--{name}", type=int, default=getattr(defaults, name))
     args = parser.parse_args(argv)

@@ -66,7 +66,7 @@ def test_bench_other_models(model, capsys):
 
 
 def test_bench_fails_when_an_exact_mode_changes_the_losses(monkeypatch, capsys):
-    drift = lambda i, block, x: block(x) * 1.001  # noqa: E731  (a "recompute" that changes results)
+    drift = lambda block, x: block(x) * 1.001  # noqa: E731  (a "recompute" that changes results)
     mode = bench_modes.Mode("drifting", lambda model, inputs: drift, True, "")
     monkeypatch.setitem(bench_modes.MODES, "drifting", mode)
     assert bench("mlp", "--modes", "drifting", "--quiet") == 1
@@ -76,7 +76,7 @@ def test_bench_fails_when_an_exact_mode_changes_the_losses(monkeypatch, capsys):
 
 
 def test_a_failing_mode_is_reported_and_the_others_go_on(monkeypatch, capsys):
-    def broken(i, block, x):
+    def broken(block, x):
         raise RuntimeError("this mode cannot run\nsecond line")
 
     mode = bench_modes.Mode("broken", lambda model, inputs: broken, False, "")

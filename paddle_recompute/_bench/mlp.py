@@ -55,8 +55,8 @@ class MLP(nn.Layer):
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
         x = self.stem(x)
-        for i, block in enumerate(self.blocks):
-            x = self.runner(i, block, x)
+        for block in self.blocks:
+            x = self.runner(block, x)
         return self.head(x)
 
 

@@ -3,7 +3,7 @@
 A mode turns a freshly built model (and a sample of its inputs) into the runner its
 blocks go through.  Policies and the planner plug in with one call each, e.g.::
 
-    register_mode("ours policy=dots", runner=lambda i, block, x: recompute(
+    register_mode("ours policy=dots", runner=lambda block, x: recompute(
         block, x, use_reentrant=False, policy=...))
     register_mode("planner 50%", prepare=lambda model, inputs: runner_from_plan(...))
 """
@@ -56,7 +56,7 @@ def register_mode(
 
     Args:
         name: what the tables and ``--modes`` call it.
-        runner: ``runner(index, block, x) -> y`` used for every model, or
+        runner: ``runner(block, x) -> y`` used for every model, or
         prepare: ``prepare(model, inputs) -> runner`` for modes that look at the model first
             (a planner); exactly one of the two.
         exact: losses must equal the ``none`` mode's bit for bit.
@@ -70,7 +70,7 @@ def register_mode(
 
     Example:
         >>> from paddle_recompute._bench.modes import MODES, register_mode
-        >>> mode = register_mode("example", lambda i, block, x: block(x), exact=True)
+        >>> mode = register_mode("example", lambda block, x: block(x), exact=True)
         >>> del MODES["example"]
     """
     if (runner is None) == (prepare is None):
@@ -86,11 +86,11 @@ def register_mode(
 
 
 def _builtin(use_reentrant: bool) -> Runner:
-    return lambda i, block, x: builtin_recompute(block, x, use_reentrant=use_reentrant)
+    return lambda block, x: builtin_recompute(block, x, use_reentrant=use_reentrant)
 
 
 def _ours(use_reentrant: bool) -> Runner:
-    return lambda i, block, x: recompute(block, x, use_reentrant=use_reentrant)
+    return lambda block, x: recompute(block, x, use_reentrant=use_reentrant)
 
 
 register_mode(BASELINE, plain_runner, description="no recompute")

@@ -67,8 +67,8 @@ class ResNet(nn.Layer):
 
     def forward(self, images: paddle.Tensor) -> paddle.Tensor:
         x = self.stem(images)
-        for i, block in enumerate(self.blocks):
-            x = self.runner(i, block, x)
+        for block in self.blocks:
+            x = self.runner(block, x)
         return self.head(F.adaptive_avg_pool2d(x, 1).flatten(1))
 
 

@@ -48,7 +48,7 @@ def _fields(config: type) -> list[str]:
 
 
 def _config(spec: Any, args: argparse.Namespace) -> Any:
-    from .._bench.models import size_fields
+    from .._bench.models import quick_config, size_fields
 
     given = {name: getattr(args, name) for name in size_fields() if getattr(args, name) is not None}
     own = _fields(spec.config)
@@ -59,7 +59,7 @@ def _config(spec: Any, args: argparse.Namespace) -> Any:
     bad = [k for k, v in given.items() if not isinstance(v, float) and v < 1]
     if bad:
         raise CLIError(f"bench: --{bad[0]} must be at least 1, got {given[bad[0]]}")
-    return spec.config(**given)
+    return quick_config(spec.name, **given)
 
 
 def _modes(text: str | None) -> list:
