@@ -20,17 +20,13 @@ import statistics
 import time
 
 import paddle
-from paddle.distributed.fleet.utils import recompute as paddle_recompute_builtin
 
-from paddle_recompute import recompute
+from paddle_recompute._bench.modes import MODES as BENCH_MODES
 
-MODES = {
-    "plain": lambda block, x: block(x),
-    "builtin reentrant": lambda block, x: paddle_recompute_builtin(block, x, use_reentrant=True),
-    "builtin non-reentrant": lambda block, x: paddle_recompute_builtin(block, x, use_reentrant=False),
-    "ours reentrant": lambda block, x: recompute(block, x, use_reentrant=True),
-    "ours non-reentrant": lambda block, x: recompute(block, x, use_reentrant=False),
-}
+# the benchmark modes' runners, ``call(block, x)`` (these modes ignore the model)
+MODES = {("plain" if name == "none" else name): BENCH_MODES[name].prepare(None, None)
+         for name in ("none", "builtin reentrant", "builtin non-reentrant", "ours reentrant",
+                      "ours non-reentrant")}
 BUILTIN_OF = {"ours reentrant": "builtin reentrant", "ours non-reentrant": "builtin non-reentrant"}
 
 

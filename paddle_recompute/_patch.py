@@ -5,6 +5,14 @@ for one) often imported the name long before the user could patch anything.  Reb
 module attributes would miss those references, so the patch swaps the ``__code__`` of
 Paddle's functions for a shim that forwards to ours: every reference, old or new, runs our
 code, and ``unpatch_paddle`` puts the original code objects back.
+
+Covered entry points (Paddle 3.x): ``paddle.distributed.fleet.recompute.recompute.recompute``
+(also exported as ``paddle.distributed.fleet.recompute.recompute``), its
+``recompute_sequential`` (also ``paddle.incubate.distributed.fleet.recompute_sequential``),
+and ``paddle.distributed.fleet.utils.recompute``, a separate function that calls the first
+one at call time.  Not covered: ``recompute_hybrid`` (hybrid-parallel, with its own ``ctx``
+of model-parallel groups and offload options) and the static-graph
+``paddle.distributed.auto_parallel`` recompute.
 """
 
 from __future__ import annotations
@@ -65,13 +73,17 @@ def patch_paddle() -> None:
     """
     if _ORIGINAL:
         return
-    for fn, shim in _functions():
+    targets = list(_functions())  # import everything first: a failing import patches nothing
+    for fn, shim in targets:
         _ORIGINAL[id(fn)] = (fn, fn.__code__)
         fn.__code__ = shim.__code__
 
 
 def unpatch_paddle() -> None:
-    """Restore Paddle's original functions exactly (a no-op when not patched)."""
+    """Restore Paddle's original functions exactly (a no-op when not patched).
+
+    The function objects never changed; each gets its original code object back.
+    """
     while _ORIGINAL:
         _, (fn, code) = _ORIGINAL.popitem()
         fn.__code__ = code
@@ -79,7 +91,18 @@ def unpatch_paddle() -> None:
 
 @contextlib.contextmanager
 def paddle_patched() -> Iterator[None]:
-    """Context manager form of :func:`patch_paddle` / :func:`unpatch_paddle`."""
+    """Context manager form of :func:`patch_paddle` / :func:`unpatch_paddle`.
+
+    Leaves a patch that was already in effect in place.
+
+    Example:
+        >>> import paddle
+        >>> from paddle.distributed.fleet.utils import recompute
+        >>> from paddle_recompute import paddle_patched
+        >>> block = paddle.nn.Linear(4, 4)
+        >>> with paddle_patched():
+        ...     y = recompute(block, paddle.ones([2, 4]), use_reentrant=False)  # runs ours
+    """
     already = is_patched()
     patch_paddle()
     try:

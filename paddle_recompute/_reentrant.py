@@ -170,7 +170,7 @@ def _fresh_alias(t):
 
 def _differentiable(out_tensors, grads):
     roots, cotangents = [], []
-    for t, g in zip(out_tensors, grads):
+    for t, g in zip(out_tensors, grads, strict=False):  # Paddle may pass fewer grads
         if g is not None and not t.stop_gradient:
             roots.append(t)
             cotangents.append(g)
@@ -195,8 +195,9 @@ def _input_grads(frame: _Frame, inputs, aliases) -> tuple:
         ids = {id(t) for t in requested}
         needed = _NeededNodes(requested)
         result = [_pruned_grad(key, t, ids) if key is not None or needed(orig) else None
-                  for key, t, orig in zip(frame.leaf_keys, inputs, frame.inputs)]
-        result.extend(g if id(p) in ids else None for p, g in zip(frame.params or (), param_grads))
+                  for key, t, orig in zip(frame.leaf_keys, inputs, frame.inputs, strict=False)]
+        result.extend(g if id(p) in ids else None
+                      for p, g in zip(frame.params or (), param_grads, strict=False))
     if frame.anchored:
         result.append(None)
     return tuple(result)
@@ -254,7 +255,7 @@ def _partial_grad_inputs():
 
 def _check_outputs(frame: _Frame, out_tensors) -> None:
     check_count(_API, "output tensors", len(frame.out_meta), len(out_tensors))
-    for i, (meta, t) in enumerate(zip(frame.out_meta, out_tensors)):
+    for i, (meta, t) in enumerate(zip(frame.out_meta, out_tensors, strict=True)):  # counts checked above
         check_same(_API, "output tensor", i, meta, tensor_meta(t))
 
 

@@ -70,7 +70,7 @@ def unflatten(spec: Any, leaves: list | tuple) -> Any:
     if tag == _CONST:
         return spec[1]
     if tag == _DICT:
-        return spec[1](zip(spec[2], (unflatten(c, leaves) for c in spec[3])))
+        return spec[1](zip(spec[2], (unflatten(c, leaves) for c in spec[3]), strict=True))
     return tag(unflatten(c, leaves) for c in spec[1])
 
 

@@ -32,7 +32,7 @@ def test_offload_parity(use_reentrant, indices):
     pos = paddle.randn([3, 6])
     ref = _grads(block, x, pos)
     out = _grads(block, x, pos, use_reentrant=use_reentrant, offload_indices=indices)
-    for a, b in zip(ref, out):
+    for a, b in zip(ref, out, strict=True):
         np.testing.assert_array_equal(a, b)
 
 

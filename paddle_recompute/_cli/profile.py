@@ -1,0 +1,76 @@
+"""``paddle-recompute profile MODULE:CALLABLE``: the per-block memory/time table of a model.
+
+The profiler is :func:`paddle_recompute.profile`; this command loads the user's model and
+inputs and prints what the profiler returns.  The interface it relies on is small:
+``paddle_recompute.profile(model, *inputs)`` returns an object with ``table()`` (text) and,
+for ``--json``, ``to_dict()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ._env import use_device
+from ._errors import CLIError
+from ._target import call_target
+
+NAME = "profile"
+HELP = "per-block memory and time table of a model (MODULE:CALLABLE returns (model, inputs))"
+DESCRIPTION = """\
+CALLABLE is called with no arguments and returns (model, inputs): model is a paddle.nn.Layer
+or a zero-argument factory building one, inputs a tensor or a tuple of positional inputs.
+Prints the table of paddle_recompute.profile: per block and sublayer, the bytes saved for
+backward, forward time and recompute time."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="MODULE:CALLABLE",
+                        help="e.g. mypkg.bench:make or path/to/file.py:make")
+    parser.add_argument("--json", metavar="FILE", help="write the profile as JSON")
+    parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
+
+
+def profiler() -> Callable[..., Any]:
+    """:func:`paddle_recompute.profile`, or a clear error when this version lacks it."""
+    import paddle_recompute
+
+    fn = getattr(paddle_recompute, "profile", None)
+    if fn is None:
+        raise CLIError("profile: paddle_recompute.profile (the per-block profiler) is not part of this "
+                       "installed version of paddle-recompute; upgrade to a version that has it")
+    return fn
+
+
+def model_and_inputs(target: str) -> tuple[Any, tuple]:
+    """Call the user's target; the model (built if a factory was given) and its inputs as a tuple."""
+    import paddle
+
+    made = call_target(target, "profile")
+    if not (isinstance(made, tuple) and len(made) == 2):
+        raise CLIError(f"profile: {target} must return (model, inputs), got {type(made).__name__}")
+    model, inputs = made
+    if not isinstance(model, paddle.nn.Layer) and callable(model):
+        model = model()
+    if not isinstance(model, paddle.nn.Layer):
+        raise CLIError(f"profile: the model from {target} must be a paddle.nn.Layer or a factory "
+                       f"returning one, got {type(model).__name__}")
+    return model, inputs if isinstance(inputs, tuple) else (inputs,)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the profile table; write JSON if asked."""
+    profile = profiler()
+    use_device("profile", args.device)
+    model, inputs = model_and_inputs(args.target)
+    result = profile(model, *inputs)
+    print(result.table() if hasattr(result, "table") else str(result))
+    if args.json:
+        if not hasattr(result, "to_dict"):
+            raise CLIError("profile: this profiler's result has no to_dict(); --json is not available")
+        with open(args.json, "w") as fh:
+            json.dump(result.to_dict(), fh, indent=2, default=str)
+        print(f"wrote {args.json}")
+    return 0
