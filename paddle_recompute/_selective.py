@@ -1,0 +1,286 @@
+"""Selective recompute: a policy keeps chosen operator outputs; recomputation skips their ops.
+
+NOTE [ Selective recompute ]: a policy region is a non-reentrant frame (NOTE [ Non-reentrant
+frames ]) that also observes operators (``_ops.py``).  In forward, every operator call is
+numbered and recorded: its name, the saved-tensor indices it packed (pack hooks fire inside
+the C++ operator), and for each packed slot whether it is one of the call's inputs or
+outputs.  The policy is asked about each output; kept outputs are held (detached) by the
+frame.  A saved tensor is kept (handed back from its handle, never recomputed) when its
+buffer is a kept output, a region input or a parameter; slots packed inside an operator are
+decided when the operator returns.  Kept outputs are held for the life of the frame, so
+their buffer addresses cannot be reused and matching saved tensors by address is exact.
+
+The recomputation reruns the function with the same numbering.  Operator ``k`` is skipped
+when all its outputs were kept, it draws no random numbers (``_ops.draws_random``: replayed
+RNG must advance as in forward), its kept outputs were not modified in place since, and
+every slot it packed is kept or one of its inputs.  Skipping returns the kept outputs,
+advances the saved-tensor index by the operator's forward pack count and fills the needed
+slots from the rerun's inputs, exactly as the operator's own pack calls would have.
+Operators that cannot be skipped run.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from . import _ops, _tree
+from ._check import tensor_meta as _meta
+from ._debug import op_label as _label
+from ._nonreentrant import _clock, _Frame, _Handle, _Recomputation, _Stop
+from ._offload import to_host, to_place
+from .policies import Offload, PolicyInfo
+
+__all__ = ["PolicyFrame"]
+
+_KEPT = -1  # slot source: kept in forward; >= 0: input position; <= -2: output -(s + 2)
+
+
+def _dead():
+    return None  # stands in for the weakref of a kept slot: never "needed" by a rerun
+
+
+class _KeepHandle(_Handle):
+    """Handle of a policy region: carries the value itself when the slot was kept."""
+
+    __slots__ = ("value", "place")
+
+    def __init__(self, frame, index: int):
+        super().__init__(frame, index)
+        self.value = None
+        self.place = None
+
+    def unpack(self):
+        value = self.value
+        if value is None:
+            return self.frame.unpack(self.index)
+        return value if self.place is None else to_place(value, self.place)
+
+
+class _Inputs:
+    """The tensor inputs of one operator call, flattened on first use."""
+
+    __slots__ = ("tree", "_leaves")
+
+    def __init__(self, args, kwargs):
+        self.tree = (args, kwargs)
+        self._leaves = None
+
+    def __call__(self) -> list:
+        if self._leaves is None:
+            self._leaves = _tree.flatten(self.tree)[0]
+        return self._leaves
+
+
+def _same(a, b) -> bool:
+    return a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.dtype == b.dtype
+
+
+def _position(tensor, tensors) -> int | None:
+    for j, t in enumerate(tensors):
+        if _same(tensor, t):
+            return j
+    return None
+
+
+class _Op:
+    """One operator call of the forward: its packed slots and, if kept, its outputs."""
+
+    __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
+                 "flags", "versions", "skippable")
+
+    def __init__(self, name: str, first: int):
+        self.name = name
+        self.first = first
+        self.pending = []
+        self.skippable = False
+
+    def update_skippable(self) -> None:
+        self.skippable = (all(h is not None for h in self.held)
+                          and all(s is not None and s >= _KEPT for s in self.slots)
+                          and not _ops.draws_random(self.name))
+
+    def unchanged(self) -> bool:
+        """Kept device outputs not modified in place since the forward (host copies cannot be)."""
+        for t, version, place in zip(self.held, self.versions, self.places, strict=True):
+            if place is None and t._inplace_version() != version:
+                return False
+        return True
+
+    def replay(self):
+        out = []
+        for t, flag, place in zip(self.held, self.flags, self.places, strict=True):
+            d = t.detach() if place is None else to_place(t, place)
+            d.stop_gradient = flag  # what follows must save (and pack) as in forward
+            out.append(d)
+        return _tree.unflatten(self.spec, out)
+
+
+class PolicyFrame(_Frame):
+    """Forward frame of a selective region; see NOTE [ Selective recompute ]."""
+
+    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded")
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.ops = []
+        self.current = None
+        self.kept_ptrs = {}
+        self.offloaded = {}
+
+    def observing(self):
+        for t in self.leaves:  # region inputs are held by the frame anyway
+            self.kept_ptrs[t.data_ptr()] = t
+        return _ops.installed()
+
+    def recomputation(self, needed: set):
+        return _PolicyRecomputation(self, needed)
+
+    def _recompute(self) -> None:
+        with _ops.installed():
+            super()._recompute()
+
+    def pack(self, tensor):
+        index = len(self.refs)
+        handle = _KeepHandle(self, index)
+        self.refs.append(weakref.ref(handle))
+        if self.current is not None:
+            self.current.pending.append((index, tensor, handle))  # decided when the op returns
+        else:
+            self._keep_slot(index, tensor, handle)
+        if self.check:
+            self.meta.append(_meta(tensor))
+        if self.trace is not None:
+            self.trace.append(_label())
+        self.last_pack_ns = _clock()
+        return handle
+
+    def _keep_slot(self, index: int, tensor, handle) -> bool:
+        """Let ``handle`` carry ``tensor`` if its buffer is kept anyway; True when it does."""
+        ptr = tensor.data_ptr()
+        if tensor.persistable or ptr in self.kept_ptrs:
+            handle.value = tensor
+        elif ptr in self.offloaded:
+            host, place = self.offloaded[ptr]
+            handle.value, handle.place = (host, place) if host.shape == tensor.shape else to_host(tensor)
+        else:
+            return False
+        self.refs[index] = _dead
+        return True
+
+    def observe_op(self, name, fn, args, kwargs):
+        op = _Op(name, len(self.refs))
+        self.ops.append(op)
+        self.current = op
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            self.current = None
+        leaves, op.spec = _tree.flatten(out)
+        inputs = _Inputs(args, kwargs)
+        op.out_refs = [weakref.ref(t) for t in leaves]
+        op.held = [None] * len(leaves)
+        op.places = [None] * len(leaves)
+        op.flags = [t.stop_gradient for t in leaves]
+        op.versions = [t._inplace_version() for t in leaves]
+        for i, t in enumerate(leaves):
+            answer = self.policy(PolicyInfo(name, None, i, t, inputs))
+            if answer:
+                self._hold(op, i, t, answer)
+        self._decide_slots(op, leaves, inputs)
+        return out
+
+    def _hold(self, op: _Op, i: int, t, answer) -> None:
+        if isinstance(answer, Offload):
+            op.held[i], op.places[i] = self.offloaded[t.data_ptr()] = to_host(t)
+        else:
+            op.held[i] = self.kept_ptrs[t.data_ptr()] = t.detach()
+
+    def _decide_slots(self, op: _Op, leaves: list, inputs) -> None:
+        all_kept = all(h is not None for h in op.held)
+        slots = []
+        for index, tensor, handle in op.pending:
+            if self._keep_slot(index, tensor, handle):
+                slots.append(_KEPT)
+                continue
+            j = _position(tensor, leaves)
+            if j is not None:
+                slots.append(-(j + 2))
+                continue
+            j = _position(tensor, inputs())
+            if j is None and all_kept:  # an internal result (layer_norm's mean): keep it too,
+                handle.value = tensor   # so the operator can be skipped
+                self.refs[index] = _dead
+                j = _KEPT
+            slots.append(j)
+        op.pending = None
+        op.slots = slots
+        op.update_skippable()
+
+    def observe_tag(self, tensor, name: str) -> None:
+        """Ask the policy again about ``tensor``, now with its ``name`` (see ``tag``)."""
+        for op in reversed(self.ops):
+            for i, ref in enumerate(op.out_refs):
+                if ref() is tensor:
+                    answer = self.policy(PolicyInfo(op.name, name, i, tensor, _no_inputs))
+                    if answer and op.held[i] is None:
+                        self._hold(op, i, tensor, answer)
+                        self._upgrade_slots(op, i)
+                    return
+        answer = self.policy(PolicyInfo("unknown", name, 0, tensor, _no_inputs))
+        if isinstance(answer, Offload):  # produced outside _C_ops: kept, its producer reruns
+            self.offloaded[tensor.data_ptr()] = to_host(tensor)
+        elif answer:
+            self.kept_ptrs[tensor.data_ptr()] = tensor.detach()
+
+    def _upgrade_slots(self, op: _Op, i: int) -> None:
+        """Slots ``op`` packed of its own output ``i``, now kept, carry it from now on."""
+        for k, source in enumerate(op.slots):
+            if source == -(i + 2):
+                handle = self.refs[op.first + k]()
+                if handle is not None:
+                    handle.value, handle.place = op.held[i], op.places[i]
+                self.refs[op.first + k] = _dead
+                op.slots[k] = _KEPT
+        op.update_skippable()
+
+
+def _no_inputs() -> list:
+    return []
+
+
+class _PolicyRecomputation(_Recomputation):
+    """Rerun of a policy region: skips the operators whose outputs were kept."""
+
+    __slots__ = ("op_index", "skipped")
+
+    def __init__(self, frame: PolicyFrame, needed: set):
+        super().__init__(frame, needed)
+        self.op_index = 0
+        self.skipped = 0
+
+    def observe_op(self, name, fn, args, kwargs):
+        ops = self.frame.ops
+        k = self.op_index
+        self.op_index = k + 1
+        op = ops[k] if k < len(ops) else None
+        if op is None or not op.skippable or op.name != name or not op.unchanged():
+            return fn(*args, **kwargs)
+        if self.count != op.first:  # the rerun took another path: let the checks report it
+            return fn(*args, **kwargs)
+        inputs = _Inputs(args, kwargs)
+        for source in op.slots:
+            self._fill(source, inputs)
+        self.skipped += 1
+        return op.replay()
+
+    def _fill(self, source: int, inputs) -> None:
+        """What this slot's pack call would have done in a rerun of the operator."""
+        if self.stopped:
+            raise _Stop
+        index = self.count
+        self.count = index + 1
+        if index in self.needed:  # never a kept slot: those are not needed
+            self.frame.storage[index] = inputs()[source].detach()
+        if index == self.last:
+            self.stopped = True
+            raise _Stop
