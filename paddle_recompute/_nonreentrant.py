@@ -148,7 +148,9 @@ class _Recomputation:
         if self.trace is None:
             return ""
         forward = self.frame.trace
-        return format_traces(forward, self.trace, max(len(forward), len(self.trace)) if upto is None else upto)
+        if upto is None:
+            upto = max(len(forward), len(self.trace))
+        return format_traces(forward, self.trace, upto)
 
     def pack(self, tensor):
         if self.stopped:

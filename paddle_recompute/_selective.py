@@ -11,12 +11,15 @@ decided when the operator returns.  Kept outputs are held for the life of the fr
 their buffer addresses cannot be reused and matching saved tensors by address is exact.
 
 The recomputation reruns the function with the same numbering.  Operator ``k`` is skipped
-when all its outputs were kept, it draws no random numbers (``_ops.draws_random``: replayed
-RNG must advance as in forward), its kept outputs were not modified in place since, and
+when all its outputs were kept, its kept outputs were not modified in place since, and
 every slot it packed is kept or one of its inputs.  Skipping returns the kept outputs,
 advances the saved-tensor index by the operator's forward pack count and fills the needed
 slots from the rerun's inputs, exactly as the operator's own pack calls would have.
-Operators that cannot be skipped run.
+An operator that draws random numbers (``_ops.draws_random``) is skipped only if the region
+preserves RNG state: the forward snapshots Paddle's generators right after it and the skip
+sets them to that snapshot, so later random operators draw as in forward (the rerun reached
+the operator with the forward's pre-operator state, by NOTE [ Replay ]).  Operators that
+cannot be skipped run.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ._check import tensor_meta as _meta
 from ._debug import op_label as _label
 from ._nonreentrant import _clock, _Frame, _Handle, _Recomputation, _Stop
 from ._offload import to_host, to_place
+from ._rng import RngState
 from .policies import Offload, PolicyInfo
 
 __all__ = ["PolicyFrame"]
@@ -86,18 +90,19 @@ class _Op:
     """One operator call of the forward: its packed slots and, if kept, its outputs."""
 
     __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
-                 "flags", "versions", "skippable")
+                 "flags", "versions", "rng", "skippable")
 
     def __init__(self, name: str, first: int):
         self.name = name
         self.first = first
         self.pending = []
+        self.rng = None
         self.skippable = False
 
     def update_skippable(self) -> None:
         self.skippable = (all(h is not None for h in self.held)
                           and all(s is not None and s >= _KEPT for s in self.slots)
-                          and not _ops.draws_random(self.name))
+                          and (self.rng is not None or not _ops.draws_random(self.name)))
 
     def unchanged(self) -> bool:
         """Kept device outputs not modified in place since the forward (host copies cannot be)."""
@@ -112,6 +117,8 @@ class _Op:
             d = t.detach() if place is None else to_place(t, place)
             d.stop_gradient = flag  # what follows must save (and pack) as in forward
             out.append(d)
+        if self.rng is not None:
+            self.rng.apply()  # where running the operator would have left the generators
         return _tree.unflatten(self.spec, out)
 
 
@@ -186,6 +193,9 @@ class PolicyFrame(_Frame):
             answer = self.policy(PolicyInfo(name, None, i, t, inputs))
             if answer:
                 self._hold(op, i, t, answer)
+        if (self.state.rng is not None and _ops.draws_random(name)
+                and all(h is not None for h in op.held)):
+            op.rng = RngState.capture_generators()
         self._decide_slots(op, leaves, inputs)
         return out
 
