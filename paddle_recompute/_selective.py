@@ -29,6 +29,7 @@ import weakref
 from . import _ops, _tree
 from ._check import tensor_meta as _meta
 from ._debug import op_label as _label
+from ._errors import RecomputeError
 from ._nonreentrant import _clock, _Frame, _Handle, _Recomputation, _Stop
 from ._offload import to_host, to_place
 from ._rng import RngState
@@ -125,7 +126,7 @@ class _Op:
 class PolicyFrame(_Frame):
     """Forward frame of a selective region; see NOTE [ Selective recompute ]."""
 
-    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded")
+    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags")
 
     def __init__(self, policy):
         self.policy = policy
@@ -133,11 +134,22 @@ class PolicyFrame(_Frame):
         self.current = None
         self.kept_ptrs = {}
         self.offloaded = {}
+        self.tags = set()
 
     def observing(self):
         for t in self.leaves:  # region inputs are held by the frame anyway
             self.kept_ptrs[t.data_ptr()] = t
-        return _ops.installed()
+        return _Observing(self)
+
+    def check_names(self) -> None:
+        """A name-based policy whose names were never tagged is a typo or a missing ``tag``."""
+        names = getattr(self.policy, "names", None)
+        if names and not names & self.tags:
+            raise RecomputeError(
+                f"recompute(policy=...): the policy keeps tensors named {sorted(names)}, but none "
+                f"was tagged in this region (tagged: {sorted(self.tags) or 'nothing'}); call "
+                f"paddle_recompute.tag(tensor, name) inside the recomputed function"
+            )
 
     def recomputation(self, needed: set):
         return _PolicyRecomputation(self, needed)
@@ -166,8 +178,10 @@ class PolicyFrame(_Frame):
         ptr = tensor.data_ptr()
         if tensor.persistable or ptr in self.kept_ptrs:
             handle.value = tensor
-        elif ptr in self.offloaded:
-            host, place = self.offloaded[ptr]
+        elif ptr in self.offloaded and self.offloaded[ptr][2]() is not None:
+            # Only while the offloaded output's own object lives: then its buffer does,
+            # and ``ptr`` cannot belong to another tensor.
+            host, place, _ = self.offloaded[ptr]
             handle.value, handle.place = (host, place) if host.shape == tensor.shape else to_host(tensor)
         else:
             return False
@@ -201,7 +215,8 @@ class PolicyFrame(_Frame):
 
     def _hold(self, op: _Op, i: int, t, answer) -> None:
         if isinstance(answer, Offload):
-            op.held[i], op.places[i] = self.offloaded[t.data_ptr()] = to_host(t)
+            op.held[i], op.places[i] = host = to_host(t)
+            self.offloaded[t.data_ptr()] = (*host, weakref.ref(t))
         else:
             op.held[i] = self.kept_ptrs[t.data_ptr()] = t.detach()
 
@@ -228,6 +243,7 @@ class PolicyFrame(_Frame):
 
     def observe_tag(self, tensor, name: str) -> None:
         """Ask the policy again about ``tensor``, now with its ``name`` (see ``tag``)."""
+        self.tags.add(name)
         for op in reversed(self.ops):
             for i, ref in enumerate(op.out_refs):
                 if ref() is tensor:
@@ -238,7 +254,7 @@ class PolicyFrame(_Frame):
                     return
         answer = self.policy(PolicyInfo("unknown", name, 0, tensor, _no_inputs))
         if isinstance(answer, Offload):  # produced outside _C_ops: kept, its producer reruns
-            self.offloaded[tensor.data_ptr()] = to_host(tensor)
+            self.offloaded[tensor.data_ptr()] = (*to_host(tensor), weakref.ref(tensor))
         elif answer:
             self.kept_ptrs[tensor.data_ptr()] = tensor.detach()
 
@@ -252,6 +268,24 @@ class PolicyFrame(_Frame):
                 self.refs[op.first + k] = _dead
                 op.slots[k] = _KEPT
         op.update_skippable()
+
+
+class _Observing:
+    """Forward context of a policy frame: operators observed; names checked on success."""
+
+    __slots__ = ("frame", "ops")
+
+    def __init__(self, frame: PolicyFrame):
+        self.frame = frame
+        self.ops = _ops.installed()
+
+    def __enter__(self) -> None:
+        self.ops.__enter__()
+
+    def __exit__(self, exc_type, *exc: object) -> None:
+        self.ops.__exit__()
+        if exc_type is None:
+            self.frame.check_names()
 
 
 def _no_inputs() -> list:

@@ -140,6 +140,9 @@ def save_all(info: PolicyInfo) -> bool:
 def save_names(*names: str) -> Policy:
     """Keep the tensors named with ``paddle_recompute.tag``: the user knows what is costly.
 
+    A region using it (alone or combined) raises ``RecomputeError`` after its forward when
+    none of ``names`` was tagged there (a typo or a missing ``tag`` call).
+
     Raises:
         TypeError: a name is not a string.
         ValueError: no names given.
@@ -154,7 +157,7 @@ def save_names(*names: str) -> Policy:
     def save_named(info: PolicyInfo) -> bool:
         return info.name in wanted
 
-    save_named.names = wanted
+    save_named.names = wanted  # lets the region report names never tagged
     return save_named
 
 
@@ -175,6 +178,9 @@ def save_any_of(*policies: Policy) -> Policy:
                 return answer
         return False
 
+    names = frozenset().union(*(getattr(p, "names", ()) for p in policies))
+    if names:
+        any_of.names = names  # lets the region report names never tagged
     return any_of
 
 
@@ -190,4 +196,6 @@ def offload(policy: Policy) -> Policy:
     def offloaded(info: PolicyInfo):
         return OFFLOAD if policy(info) else False
 
+    if getattr(policy, "names", None):
+        offloaded.names = policy.names
     return offloaded
