@@ -293,7 +293,9 @@ def test_held_bytes_follow_the_policy():
     assert abs(none - 18 * out) <= out
     assert abs(matmuls - 13 * out) <= out
     assert nothing <= 2 * out
-    assert abs(save_all - none) <= 2 * out  # keeps what a plain call keeps
+    # save_all holds every operator output, the first linear's too (saved by nobody):
+    # policies choose outputs, not saved tensors.
+    assert abs(save_all - 24 * out) <= out
 
 
 # --------------------------------------------------------------------------- errors
