@@ -52,10 +52,10 @@ def make_attention(keyword=False):
     def make():
         layer = Attention()
         x = requires_grad(paddle.randn([2, 5, 8]))
-        kwargs = {"scale": 0.5}
+        leaves = [x, *layer.parameters()]
         if keyword:
-            return (lambda *, x, scale: layer(x, scale=scale)), (), {"x": x, **kwargs}, [x, *layer.parameters()]
-        return layer, (x,), kwargs, [x, *layer.parameters()]
+            return (lambda *, x, scale: layer(x, scale=scale)), (), {"x": x, "scale": 0.5}, leaves
+        return layer, (x,), {"scale": 0.5}, leaves
     return make
 
 
