@@ -45,13 +45,17 @@ _KEEP = _KeepFrame()
 class _Record:
     __slots__ = ("spec", "held", "flags", "rng")
 
-    def replay(self):
+    def replay(self, replayed):
         out = []
         for t, flag in zip(self.held, self.flags, strict=True):
             d = t.detach()
             d.stop_gradient = flag
             out.append(d)
         if self.rng is not None:
+            # Only the generators the region's replay swapped in (and puts back after):
+            # numpy's and Python's are left out when the forward did not draw from them.
+            self.rng.np = self.rng.np if replayed.np is not None else None
+            self.rng.py = self.rng.py if replayed.py is not None else None
             self.rng.apply()
         return _tree.unflatten(self.spec, out)
 
@@ -121,4 +125,4 @@ def _replay(rec: _Recomputation):
             f"({len(kept)}); the region must take the same path in both"
         )
     rec.kept_index = index + 1
-    return kept[index].replay()
+    return kept[index].replay(rec.frame.state.rng)

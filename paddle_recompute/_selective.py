@@ -101,7 +101,9 @@ class _Op:
         self.skippable = False
 
     def update_skippable(self) -> None:
-        self.skippable = (all(h is not None for h in self.held)
+        # An in-place operator saved its input after changing it: the rerun's input holds
+        # the value before, so such an operator always runs.
+        self.skippable = (not self.name.endswith("_") and all(h is not None for h in self.held)
                           and all(s is not None and s >= _KEPT for s in self.slots)
                           and (self.rng is not None or not _ops.draws_random(self.name)))
 
@@ -115,7 +117,7 @@ class _Op:
     def replay(self):
         out = []
         for t, flag, place in zip(self.held, self.flags, self.places, strict=True):
-            d = t.detach() if place is None else to_place(t, place)
+            d = (t if place is None else to_place(t, place)).detach()  # never hand out the held one
             d.stop_gradient = flag  # what follows must save (and pack) as in forward
             out.append(d)
         if self.rng is not None:
