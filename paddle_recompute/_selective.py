@@ -30,100 +30,13 @@ from . import _ops, _tree
 from ._check import tensor_meta as _meta
 from ._debug import op_label as _label
 from ._errors import RecomputeError
-from ._nonreentrant import _clock, _Frame, _Handle, _Recomputation, _Stop
-from ._offload import to_host, to_place
+from ._nonreentrant import _clock, _Frame, _Recomputation, _Stop
+from ._offload import to_host
+from ._oprecord import KEPT, Inputs, KeepHandle, OpRecord, dead, position
 from ._rng import RngState
 from .policies import Offload, PolicyInfo
 
 __all__ = ["PolicyFrame"]
-
-_KEPT = -1  # slot source: kept in forward; >= 0: input position; <= -2: output -(s + 2)
-
-
-def _dead():
-    return None  # stands in for the weakref of a kept slot: never "needed" by a rerun
-
-
-class _KeepHandle(_Handle):
-    """Handle of a policy region: carries the value itself when the slot was kept."""
-
-    __slots__ = ("value", "place")
-
-    def __init__(self, frame, index: int):
-        super().__init__(frame, index)
-        self.value = None
-        self.place = None
-
-    def unpack(self):
-        value = self.value
-        if value is None:
-            return self.frame.unpack(self.index)
-        return value if self.place is None else to_place(value, self.place)
-
-
-class _Inputs:
-    """The tensor inputs of one operator call, flattened on first use."""
-
-    __slots__ = ("tree", "_leaves")
-
-    def __init__(self, args, kwargs):
-        self.tree = (args, kwargs)
-        self._leaves = None
-
-    def __call__(self) -> list:
-        if self._leaves is None:
-            self._leaves = _tree.flatten(self.tree)[0]
-        return self._leaves
-
-
-def _same(a, b) -> bool:
-    return a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.dtype == b.dtype
-
-
-def _position(tensor, tensors) -> int | None:
-    for j, t in enumerate(tensors):
-        if _same(tensor, t):
-            return j
-    return None
-
-
-class _Op:
-    """One operator call of the forward: its packed slots and, if kept, its outputs."""
-
-    __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
-                 "flags", "versions", "rng", "skippable")
-
-    def __init__(self, name: str, first: int):
-        self.name = name
-        self.first = first
-        self.pending = []
-        self.rng = None
-        self.skippable = False
-
-    def update_skippable(self) -> None:
-        # An in-place operator saved its input after changing it: the rerun's input holds
-        # the value before, so such an operator always runs.
-        self.skippable = (not self.name.endswith("_") and all(h is not None for h in self.held)
-                          and all(s is not None and s >= _KEPT for s in self.slots)
-                          and (self.rng is not None or not _ops.draws_random(self.name)))
-
-    def unchanged(self) -> bool:
-        """Kept device outputs not modified in place since the forward (host copies cannot be)."""
-        for t, version, place in zip(self.held, self.versions, self.places, strict=True):
-            if place is None and t._inplace_version() != version:
-                return False
-        return True
-
-    def replay(self):
-        out = []
-        for t, flag, place in zip(self.held, self.flags, self.places, strict=True):
-            d = (t if place is None else to_place(t, place)).detach()  # never hand out the held one
-            d.stop_gradient = flag  # what follows must save (and pack) as in forward
-            out.append(d)
-        if self.rng is not None:
-            self.rng.apply()  # where running the operator would have left the generators
-        return _tree.unflatten(self.spec, out)
-
 
 class PolicyFrame(_Frame):
     """Forward frame of a selective region; see NOTE [ Selective recompute ]."""
@@ -162,7 +75,7 @@ class PolicyFrame(_Frame):
 
     def pack(self, tensor):
         index = len(self.refs)
-        handle = _KeepHandle(self, index)
+        handle = KeepHandle(self, index)
         self.refs.append(weakref.ref(handle))
         if self.current is not None:
             self.current.pending.append((index, tensor, handle))  # decided when the op returns
@@ -187,11 +100,11 @@ class PolicyFrame(_Frame):
             handle.value, handle.place = (host, place) if host.shape == tensor.shape else to_host(tensor)
         else:
             return False
-        self.refs[index] = _dead
+        self.refs[index] = dead
         return True
 
     def observe_op(self, name, fn, args, kwargs):
-        op = _Op(name, len(self.refs))
+        op = OpRecord(name, len(self.refs))
         self.ops.append(op)
         self.current = op
         try:
@@ -199,7 +112,7 @@ class PolicyFrame(_Frame):
         finally:
             self.current = None
         leaves, op.spec = _tree.flatten(out)
-        inputs = _Inputs(args, kwargs)
+        inputs = Inputs(args, kwargs)
         op.out_refs = [weakref.ref(t) for t in leaves]
         op.held = [None] * len(leaves)
         op.places = [None] * len(leaves)
@@ -215,29 +128,29 @@ class PolicyFrame(_Frame):
         self._decide_slots(op, leaves, inputs)
         return out
 
-    def _hold(self, op: _Op, i: int, t, answer) -> None:
+    def _hold(self, op: OpRecord, i: int, t, answer) -> None:
         if isinstance(answer, Offload):
             op.held[i], op.places[i] = host = to_host(t)
             self.offloaded[t.data_ptr()] = (*host, weakref.ref(t))
         else:
             op.held[i] = self.kept_ptrs[t.data_ptr()] = t.detach()
 
-    def _decide_slots(self, op: _Op, leaves: list, inputs) -> None:
+    def _decide_slots(self, op: OpRecord, leaves: list, inputs) -> None:
         all_kept = all(h is not None for h in op.held)
         slots = []
         for index, tensor, handle in op.pending:
             if self._keep_slot(index, tensor, handle):
-                slots.append(_KEPT)
+                slots.append(KEPT)
                 continue
-            j = _position(tensor, leaves)
+            j = position(tensor, leaves)
             if j is not None:
                 slots.append(-(j + 2))
                 continue
-            j = _position(tensor, inputs())
+            j = position(tensor, inputs())
             if j is None and all_kept:  # an internal result (layer_norm's mean): keep it too,
                 handle.value = tensor   # so the operator can be skipped
-                self.refs[index] = _dead
-                j = _KEPT
+                self.refs[index] = dead
+                j = KEPT
             slots.append(j)
         op.pending = None
         op.slots = slots
@@ -260,15 +173,15 @@ class PolicyFrame(_Frame):
         elif answer:
             self.kept_ptrs[tensor.data_ptr()] = tensor.detach()
 
-    def _upgrade_slots(self, op: _Op, i: int) -> None:
+    def _upgrade_slots(self, op: OpRecord, i: int) -> None:
         """Slots ``op`` packed of its own output ``i``, now kept, carry it from now on."""
         for k, source in enumerate(op.slots):
             if source == -(i + 2):
                 handle = self.refs[op.first + k]()
                 if handle is not None:
                     handle.value, handle.place = op.held[i], op.places[i]
-                self.refs[op.first + k] = _dead
-                op.slots[k] = _KEPT
+                self.refs[op.first + k] = dead
+                op.slots[k] = KEPT
         op.update_skippable()
 
 
@@ -313,7 +226,7 @@ class _PolicyRecomputation(_Recomputation):
             return fn(*args, **kwargs)
         if self.count != op.first:  # the rerun took another path: let the checks report it
             return fn(*args, **kwargs)
-        inputs = _Inputs(args, kwargs)
+        inputs = Inputs(args, kwargs)
         for source in op.slots:
             self._fill(source, inputs)
         self.skipped += 1
