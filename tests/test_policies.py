@@ -368,3 +368,14 @@ def test_c_ops_restored_after_an_error_in_recomputation():
         out.sum().backward()
     paddle.set_grad_enabled(True)
     assert _restored()
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from paddle_recompute import _no_recompute, _presets, _save_on_cpu, _tag
+
+    for module in (policies, _tag, _no_recompute, _presets, _save_on_cpu):
+        result = doctest.testmod(module)
+        assert result.attempted and not result.failed, module.__name__
+
