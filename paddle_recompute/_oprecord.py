@@ -65,7 +65,7 @@ class OpRecord:
     """One operator call of the forward: its packed slots and, if kept, its outputs."""
 
     __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
-                 "flags", "versions", "rng", "skippable")
+                 "flags", "versions", "input_shapes", "rng", "skippable")
 
     def __init__(self, name: str, first: int):
         self.name = name

@@ -38,6 +38,7 @@ from .policies import Offload, PolicyInfo
 
 __all__ = ["PolicyFrame"]
 
+
 class PolicyFrame(_Frame):
     """Forward frame of a selective region; see NOTE [ Selective recompute ]."""
 
@@ -118,8 +119,9 @@ class PolicyFrame(_Frame):
         op.places = [None] * len(leaves)
         op.flags = [t.stop_gradient for t in leaves]
         op.versions = [t._inplace_version() for t in leaves]
+        op.input_shapes = tuple(tuple(t.shape) for t in inputs())
         for i, t in enumerate(leaves):
-            answer = self.policy(PolicyInfo(name, None, i, t, inputs))
+            answer = self.policy(PolicyInfo(name, None, i, t, op.input_shapes))
             if answer:
                 self._hold(op, i, t, answer)
         if (self.state.rng is not None and _ops.draws_random(name)
@@ -162,12 +164,12 @@ class PolicyFrame(_Frame):
         for op in reversed(self.ops):
             for i, ref in enumerate(op.out_refs):
                 if ref() is tensor:
-                    answer = self.policy(PolicyInfo(op.name, name, i, tensor, _no_inputs))
+                    answer = self.policy(PolicyInfo(op.name, name, i, tensor, op.input_shapes))
                     if answer and op.held[i] is None:
                         self._hold(op, i, tensor, answer)
                         self._upgrade_slots(op, i)
                     return
-        answer = self.policy(PolicyInfo("unknown", name, 0, tensor, _no_inputs))
+        answer = self.policy(PolicyInfo("unknown", name, 0, tensor, ()))
         if isinstance(answer, Offload):  # produced outside _C_ops: kept, its producer reruns
             self.offloaded[tensor.data_ptr()] = (*to_host(tensor), weakref.ref(tensor))
         elif answer:
@@ -201,10 +203,6 @@ class _Observing:
         self.ops.__exit__()
         if exc_type is None:
             self.frame.check_names()
-
-
-def _no_inputs() -> list:
-    return []
 
 
 class _PolicyRecomputation(_Recomputation):

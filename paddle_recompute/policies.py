@@ -69,17 +69,18 @@ class PolicyInfo:
         shape: the tensor's shape, a tuple of ints.
         dtype: the tensor's dtype (a ``paddle`` dtype).
         nbytes: bytes of the tensor's data.
-        input_shapes: shapes of the operator's tensor inputs, in call order.
+        input_shapes: shapes of the operator's tensor inputs, in call order (``()`` for
+            ``"unknown"``).
     """
 
-    __slots__ = ("op", "name", "output_index", "_tensor", "_inputs")
+    __slots__ = ("op", "name", "output_index", "input_shapes", "_tensor")
 
-    def __init__(self, op: str, name: str | None, output_index: int, tensor, inputs):
+    def __init__(self, op: str, name: str | None, output_index: int, tensor, input_shapes: tuple):
         self.op = op
         self.name = name
         self.output_index = output_index
+        self.input_shapes = input_shapes
         self._tensor = tensor
-        self._inputs = inputs
 
     @property
     def shape(self) -> tuple:
@@ -92,10 +93,6 @@ class PolicyInfo:
     @property
     def nbytes(self) -> int:
         return self._tensor.size * self._tensor.element_size()
-
-    @property
-    def input_shapes(self) -> tuple:
-        return tuple(tuple(t.shape) for t in self._inputs())
 
     def __repr__(self) -> str:
         return (f"PolicyInfo(op={self.op!r}, name={self.name!r}, output_index={self.output_index}, "
