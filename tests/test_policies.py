@@ -379,3 +379,21 @@ def test_docstring_examples_run():
         result = doctest.testmod(module)
         assert result.attempted and not result.failed, module.__name__
 
+
+
+def test_tagging_a_tensor_made_outside_c_ops():
+    """``x * 2`` bypasses _C_ops: the tensor is kept, its producer simply reruns."""
+    def make():
+        lin = nn.Linear(4, 4)
+
+        def f(x):
+            return paddle.tanh(lin(pr.tag(paddle.exp(x) * 2, "doubled")))
+
+        x = requires_grad(paddle.randn([3, 4]))
+        return f, (x,), {}, [x, *lin.parameters()]
+
+    assert_matches_plain(make, use_reentrant=False, policy=policies.save_names("doubled"))
+
+
+def test_debug_traces_with_a_policy():
+    assert_matches_plain(make_attention(), use_reentrant=False, debug=True, policy=policies.save_matmuls)
