@@ -26,6 +26,7 @@ def recompute(
     determinism_check: str = "default",
     debug: bool = False,
     context_fn: Callable[[], tuple] | None = None,
+    policy: Callable[[Any], Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Run ``function(*args, **kwargs)`` without keeping its activations; recompute them in backward.
@@ -53,6 +54,11 @@ def recompute(
         context_fn: non-reentrant only: returns two context managers, entered around the
             forward and around the recomputation respectively (``torch.utils.checkpoint``'s
             ``context_fn``).
+        policy: non-reentrant only: selective recompute.  A predicate over
+            :class:`paddle_recompute.policies.PolicyInfo` asked about every operator output
+            in the region: true keeps it (and skips its operator in recomputation), false
+            recomputes it, ``policies.OFFLOAD`` keeps it on the host.  See
+            :mod:`paddle_recompute.policies`.
         **kwargs: keyword arguments of ``function`` (keyword-only ones included).
 
     Returns:
@@ -60,7 +66,8 @@ def recompute(
 
     Raises:
         TypeError: ``function`` is not callable, or an option has the wrong type.
-        ValueError: ``offload_indices`` or ``determinism_check`` is invalid.
+        ValueError: ``offload_indices`` or ``determinism_check`` is invalid, or ``policy``
+            is given with ``use_reentrant=True``.
         RecomputeError: the recomputation differs from the forward.
 
     Example:
@@ -72,7 +79,7 @@ def recompute(
         >>> recompute(block, x).sum().backward()
     """
     offload = _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
-                        early_stop, determinism_check, debug, context_fn)
+                        early_stop, determinism_check, debug, context_fn, policy)
     if not paddle.in_dynamic_mode():
         from paddle.distributed.auto_parallel.interface import recompute as static_recompute
 
@@ -85,11 +92,11 @@ def recompute(
     return run_non_reentrant(function, args, kwargs, state_roots=roots,
                              preserve_rng_state=preserve_rng_state, offload=offload,
                              check=check, early_stop=early_stop, debug=debug,
-                             context_fn=context_fn)
+                             context_fn=context_fn, policy=policy)
 
 
 def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
-              early_stop, determinism_check, debug, context_fn) -> tuple:
+              early_stop, determinism_check, debug, context_fn, policy=None) -> tuple:
     if not callable(function):
         raise TypeError(
             f"recompute: `function` must be callable (a paddle.nn.Layer or a function), "
@@ -118,7 +125,22 @@ def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices
         if not callable(context_fn):
             raise TypeError(f"recompute: `context_fn` must be a callable returning two context "
                             f"managers, got {type(context_fn).__name__}")
+    if policy is not None:
+        _check_policy(policy, use_reentrant)
     return _offload_plan(args, offload_indices)
+
+
+def _check_policy(policy, use_reentrant: bool) -> None:
+    if not callable(policy):
+        raise TypeError(
+            f"recompute: `policy` must be a callable taking a policies.PolicyInfo (e.g. "
+            f"paddle_recompute.policies.save_matmuls), got {type(policy).__name__}"
+        )
+    if use_reentrant:
+        raise ValueError(
+            "recompute: `policy` (selective recompute) needs use_reentrant=False: the reentrant "
+            "mode reruns the whole function inside a PyLayer and cannot keep single tensors"
+        )
 
 
 def _offload_plan(args, offload_indices) -> tuple:

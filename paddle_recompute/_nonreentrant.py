@@ -64,8 +64,12 @@ _NO_CONTEXT = contextlib.nullcontext()
 class _Frame:
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
-        "early_stop", "check", "last_pack_ns", "trace", "recompute_context",
+        "early_stop", "check", "last_pack_ns", "trace", "recompute_context", "kept",
     )
+
+    def observing(self):
+        """Context of the forward (a policy frame observes operators)."""
+        return _NO_CONTEXT
 
     def pack(self, tensor):
         handle = _Handle(self, len(self.refs))
@@ -100,12 +104,15 @@ class _Frame:
             out.append(d)
         return _tree.unflatten_call(self.spec, out)
 
+    def recomputation(self, needed: set) -> _Recomputation:
+        return _Recomputation(self, needed)
+
     def _recompute(self) -> None:
         refs = self.refs
         needed = {i for i in range(len(refs)) if refs[i]() is not None}
         if not needed:
             return
-        rec = _Recomputation(self, needed)
+        rec = self.recomputation(needed)
         args, kwargs = self._inputs()
         context = self.recompute_context if self.recompute_context is not None else _NO_CONTEXT
         with self.state.replayed(), context, _hooks.pushed(rec):
@@ -117,11 +124,12 @@ class _Frame:
 class _Recomputation:
     """Hook frame of one rerun: keeps the needed tensors, discards the rest."""
 
-    __slots__ = ("frame", "needed", "last", "count", "stopper", "trace")
+    __slots__ = ("frame", "needed", "last", "count", "stopper", "trace", "kept_index")
 
     def __init__(self, frame: _Frame, needed: set):
         self.frame = frame
         self.needed = needed
+        self.kept_index = 0
         self.last = max(needed) if frame.early_stop else -1
         self.count = 0
         self.stopper = Stoppable()
@@ -131,7 +139,9 @@ class _Recomputation:
         if self.trace is None:
             return ""
         forward = self.frame.trace
-        return format_traces(forward, self.trace, max(len(forward), len(self.trace)) if upto is None else upto)
+        if upto is None:
+            upto = max(len(forward), len(self.trace))
+        return format_traces(forward, self.trace, upto)
 
     def pack(self, tensor):
         if self.stopper.stopped:
@@ -171,12 +181,21 @@ def _contexts(context_fn):
 
 def run_non_reentrant(
     function, args, kwargs, *, state_roots, preserve_rng_state, offload, check, early_stop, debug,
-    context_fn=None,
+    context_fn=None, policy=None,
 ):
-    """Run ``function(*args, **kwargs)`` as a non-reentrant recompute region."""
+    """Run ``function(*args, **kwargs)`` as a non-reentrant recompute region.
+
+    With a ``policy``, the region is a selective one (NOTE [ Selective recompute ] in
+    ``_selective.py``); without, nothing of that machinery runs.
+    """
     if not grad_enabled():
         return function(*args, **kwargs)
-    frame = _Frame()
+    if policy is None:
+        frame = _Frame()
+    else:
+        from ._selective import PolicyFrame
+
+        frame = PolicyFrame(policy)
     frame.function = function
     frame.leaves, frame.spec = _tree.flatten_call(args, kwargs)
     frame.host = {}
@@ -188,9 +207,10 @@ def run_non_reentrant(
     frame.check = check
     frame.last_pack_ns = 0
     frame.trace = [] if debug else None
+    frame.kept = None
     forward_context, frame.recompute_context = _contexts(context_fn)
     frame.state = ForwardState(preserve_rng_state, state_roots)
-    with forward_context, _hooks.pushed(frame):
+    with forward_context, frame.observing(), _hooks.pushed(frame):
         out = function(*args, **kwargs)
     frame.state.forward_done()
     frame.early_stop = early_stop and _clock() - frame.last_pack_ns > EARLY_STOP_MIN_TAIL_NS

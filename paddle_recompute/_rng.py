@@ -136,6 +136,18 @@ class RngState:
         self.providers = {n: get() for n, (get, _) in _PROVIDERS.items()} if _PROVIDERS else None
         return self
 
+    @classmethod
+    def capture_generators(cls) -> RngState:
+        """Snapshot of Paddle's own generators only (CPU and current device): what an
+        operator in ``paddle._C_ops`` can advance.  ``apply`` sets just those."""
+        self = cls.__new__(cls)
+        self.cpu = _CPU_GEN.get_state()
+        device = paddle.get_device()
+        self.device = None if device == "cpu" else device
+        self.device_state = _device_get(device) if self.device else None
+        self.tracker = self.np = self.py = self.custom = self.providers = None
+        return self
+
     def forward_done(self) -> None:
         """Forget the numpy / Python states if the forward did not touch them."""
         if NUMPY.unchanged_since(self.np):

@@ -66,6 +66,11 @@ class Stoppable:
                 sys.settrace(self._previous)
                 self._previous = _UNSET
 
+    def stop_here(self) -> None:
+        """Stop from plain Python code (an operator wrapper, not a pack hook): raise now."""
+        self.stopped = True
+        raise StopRecompute
+
     def stop(self) -> None:
         """Arm the stop (see NOTE [ Early stop ]); the caller's pack hook then returns normally."""
         if self.stopped:

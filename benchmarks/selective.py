@@ -1,0 +1,152 @@
+"""GPT-style training step on CPU: selective recompute policies and transformer presets.
+
+Modes: no recompute, full recompute of every block, per-block policies
+(``save_matmuls``, ``save_matmuls_no_batch``, ``save_all_but_attention_core``) and the
+``recompute_granularity`` presets (``full_attn``, ``core_attn``).  Same weights, same
+batches and dropout masks per mode; rounds interleaved, medians over the rounds after a
+warm-up.  Losses must equal the no-recompute run bit for bit.  Time is reported as wall
+time and as this process's CPU time (``time.process_time``; with ``OMP_NUM_THREADS=1``,
+set by default here, the CPU-time ratios are far steadier on a shared machine).
+
+    python benchmarks/selective.py [--rounds 5] [--modes none,full,...] [--json out.json]
+    python benchmarks/selective.py --breakdown   # which kernels each policy reruns, one block
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")  # before Paddle is imported
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import gpt_model  # noqa: E402
+import paddle  # noqa: E402
+from gpt_model import GPT, GPTConfig, MiB  # noqa: E402
+
+import paddle_recompute as pr  # noqa: E402
+from paddle_recompute import policies  # noqa: E402
+
+
+def _policy_runner(policy):
+    return lambda block, x: pr.recompute(block, x, use_reentrant=False, policy=policy)
+
+
+RUNNERS = {
+    "none": lambda block, x: block(x),
+    "full": lambda block, x: pr.recompute(block, x, use_reentrant=False),
+    "save_matmuls": _policy_runner(policies.save_matmuls),
+    "save_matmuls_no_batch": _policy_runner(policies.save_matmuls_no_batch),
+    "save_all_but_attention_core": _policy_runner(policies.save_all_but_attention_core),
+    "recompute_all": _policy_runner(policies.recompute_all),
+}
+PRESETS = ("full_attn", "core_attn")
+BASE = "none"
+
+
+def build(cfg: GPTConfig, mode: str):
+    paddle.seed(0)
+    model = GPT(cfg, RUNNERS.get(mode, RUNNERS["none"]))
+    if mode in PRESETS:
+        for block in model.blocks:
+            pr.apply_recompute_granularity(block, mode)
+    model.train()
+    return model, paddle.optimizer.AdamW(1e-3, parameters=model.parameters())
+
+
+def breakdown(cfg: GPTConfig) -> None:
+    """Kernels executed during backward (the rerun) of one block, per policy, with times."""
+    from paddle_recompute import _ops
+
+    spent: dict = collections.defaultdict(lambda: [0, 0.0])
+
+    def timed(name):
+        kernel = _ops.ORIGINALS[name]
+
+        def run(*args, **kwargs):
+            start = time.perf_counter()
+            out = kernel(*args, **kwargs)
+            spent[name][0] += 1
+            spent[name][1] += time.perf_counter() - start
+            return out
+
+        return run
+
+    saved = dict(_ops._WRAPPED)
+    _ops._WRAPPED.update({n: _ops._wrap(n, timed(n)) for n in _ops.ORIGINALS})
+    try:
+        for mode in ("recompute_all", "save_matmuls", "save_matmuls_no_batch",
+                     "save_all_but_attention_core"):
+            paddle.seed(0)
+            block = gpt_model.Block(cfg)
+            x = paddle.randn([cfg.batch, cfg.seq, cfg.hidden])
+            x.stop_gradient = False
+            for _ in range(2):  # the second, warm, is reported
+                out = RUNNERS[mode](block, x)
+                spent.clear()
+                start = time.perf_counter()
+                out.sum().backward()
+                total = time.perf_counter() - start
+            rerun = sum(v[1] for v in spent.values())
+            ops = ", ".join(f"{n} x{c} {t * 1e3:.1f}" for n, (c, t) in
+                            sorted(spent.items(), key=lambda kv: -kv[1][1]) if t > 2e-4)
+            print(f"{mode:28s} backward {total * 1e3:6.1f} ms, observed kernels rerun "
+                  f"{rerun * 1e3:5.1f} ms: {ops}")
+    finally:
+        _ops._WRAPPED.update(saved)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--modes", default=",".join([*RUNNERS, *PRESETS]))
+    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--breakdown", action="store_true", help="per-kernel rerun times, one block")
+    args = parser.parse_args()
+    cfg = GPTConfig()
+    if args.breakdown:
+        return breakdown(cfg)
+    if not gpt_model.memory_stats_enabled():
+        sys.exit("host memory statistics are off: set FLAGS_enable_host_memory_stat=1")
+    modes = args.modes.split(",")
+    models = {m: build(cfg, m) for m in modes}
+    stats = {m: [] for m in modes}
+    for step in range(1 + args.rounds):
+        order = modes[step % len(modes):] + modes[:step % len(modes)]
+        for mode in order:
+            cpu = time.process_time()
+            result = gpt_model.train_step(*models[mode], cfg, step, seed=0)
+            stats[mode].append((result, time.process_time() - cpu))
+        print(f"  round {step} done", file=sys.stderr)
+    base = [x for x, _ in stats[BASE]]
+    results = {}
+    for mode in modes:
+        s = [x for x, _ in stats[mode]]
+        assert [x.loss for x in s] == [x.loss for x in base], f"{mode}: losses differ from none"
+        results[mode] = {
+            "forward_MiB": statistics.median(x.forward_bytes for x in s[1:]) / MiB,
+            "peak_MiB": statistics.median(x.peak_bytes for x in s[1:]) / MiB,
+            "step_s": statistics.median(x.seconds for x in s[1:]),
+            "step_cpu_s": statistics.median(c for _, c in stats[mode][1:]),
+        }
+    b = results[BASE]
+    print(f"{'mode':28s} {'fwd MiB':>8s} {'x none':>7s} {'peak MiB':>9s} {'wall s':>7s} {'x none':>7s} "
+          f"{'cpu s':>7s} {'x none':>7s}")
+    for mode, r in results.items():
+        print(f"{mode:28s} {r['forward_MiB']:8.1f} {r['forward_MiB'] / b['forward_MiB']:7.3f} "
+              f"{r['peak_MiB']:9.1f} {r['step_s']:7.3f} {r['step_s'] / b['step_s']:7.3f} "
+              f"{r['step_cpu_s']:7.3f} {r['step_cpu_s'] / b['step_cpu_s']:7.3f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,246 @@
+"""Selective recompute: a policy keeps chosen operator outputs; recomputation skips their ops.
+
+NOTE [ Selective recompute ]: a policy region is a non-reentrant frame (NOTE [ Non-reentrant
+frames ]) that also observes operators (``_ops.py``).  In forward, every operator call is
+numbered and recorded: its name, the saved-tensor indices it packed (pack hooks fire inside
+the C++ operator), and for each packed slot whether it is one of the call's inputs or
+outputs.  The policy is asked about each output; kept outputs are held (detached) by the
+frame.  A saved tensor is kept (handed back from its handle, never recomputed) when its
+buffer is a kept output, a region input or a parameter; slots packed inside an operator are
+decided when the operator returns.  Kept outputs are held for the life of the frame, so
+their buffer addresses cannot be reused and matching saved tensors by address is exact.
+
+The recomputation reruns the function with the same numbering.  Operator ``k`` is skipped
+when all its outputs were kept, its kept outputs were not modified in place since, and
+every slot it packed is kept or one of its inputs.  Skipping returns the kept outputs,
+advances the saved-tensor index by the operator's forward pack count and fills the needed
+slots from the rerun's inputs, exactly as the operator's own pack calls would have.
+An operator that draws random numbers (``_ops.draws_random``) is skipped only if the region
+preserves RNG state: the forward snapshots Paddle's generators right after it and the skip
+sets them to that snapshot, so later random operators draw as in forward (the rerun reached
+the operator with the forward's pre-operator state, by NOTE [ Replay ]).  Operators that
+cannot be skipped run.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from . import _ops, _tree
+from ._check import tensor_meta as _meta
+from ._debug import op_label as _label
+from ._errors import RecomputeError
+from ._nonreentrant import _clock, _Frame, _Recomputation
+from ._offload import to_host
+from ._oprecord import KEPT, Inputs, KeepHandle, OpRecord, dead, position
+from ._rng import RngState
+from ._stop import StopRecompute
+from .policies import Offload, PolicyInfo
+
+__all__ = ["PolicyFrame"]
+
+
+class PolicyFrame(_Frame):
+    """Forward frame of a selective region; see NOTE [ Selective recompute ]."""
+
+    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags")
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.ops = []
+        self.current = None
+        self.kept_ptrs = {}
+        self.offloaded = {}
+        self.tags = set()
+
+    def observing(self):
+        for t in self.leaves:  # region inputs are held by the frame anyway
+            self.kept_ptrs[t.data_ptr()] = t
+        return _Observing(self)
+
+    def check_names(self) -> None:
+        """A name-based policy whose names were never tagged is a typo or a missing ``tag``."""
+        names = getattr(self.policy, "names", None)
+        if names and not names & self.tags:
+            raise RecomputeError(
+                f"recompute(policy=...): the policy keeps tensors named {sorted(names)}, but none "
+                f"was tagged in this region (tagged: {sorted(self.tags) or 'nothing'}); call "
+                f"paddle_recompute.tag(tensor, name) inside the recomputed function"
+            )
+
+    def recomputation(self, needed: set):
+        return _PolicyRecomputation(self, needed)
+
+    def _recompute(self) -> None:
+        with _ops.installed():
+            super()._recompute()
+
+    def pack(self, tensor):
+        index = len(self.refs)
+        handle = KeepHandle(self, index)
+        self.refs.append(weakref.ref(handle))
+        if self.current is not None:
+            self.current.pending.append((index, tensor, handle))  # decided when the op returns
+        else:
+            self._keep_slot(index, tensor, handle)
+        if self.check:
+            self.meta.append(_meta(tensor))
+        if self.trace is not None:
+            self.trace.append(_label())
+        self.last_pack_ns = _clock()
+        return handle
+
+    def _keep_slot(self, index: int, tensor, handle) -> bool:
+        """Let ``handle`` carry ``tensor`` if its buffer is kept anyway; True when it does."""
+        ptr = tensor.data_ptr()
+        if tensor.persistable or ptr in self.kept_ptrs:
+            handle.value = tensor
+        elif ptr in self.offloaded and self.offloaded[ptr][2]() is not None:
+            # Only while the offloaded output's own object lives: then its buffer does,
+            # and ``ptr`` cannot belong to another tensor.
+            host, place, _ = self.offloaded[ptr]
+            handle.value, handle.place = (host, place) if host.shape == tensor.shape else to_host(tensor)
+        else:
+            return False
+        self.refs[index] = dead
+        return True
+
+    def observe_op(self, name, fn, args, kwargs):
+        op = OpRecord(name, len(self.refs))
+        self.ops.append(op)
+        self.current = op
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            self.current = None
+        leaves, op.spec = _tree.flatten(out)
+        inputs = Inputs(args, kwargs)
+        op.out_refs = [weakref.ref(t) for t in leaves]
+        op.held = [None] * len(leaves)
+        op.places = [None] * len(leaves)
+        op.flags = [t.stop_gradient for t in leaves]
+        op.versions = [t._inplace_version() for t in leaves]
+        op.input_shapes = tuple(tuple(t.shape) for t in inputs())
+        for i, t in enumerate(leaves):
+            answer = self.policy(PolicyInfo(name, None, i, t, op.input_shapes))
+            if answer:
+                self._hold(op, i, t, answer)
+        if (self.state.rng is not None and _ops.draws_random(name)
+                and all(h is not None for h in op.held)):
+            op.rng = RngState.capture_generators()
+        self._decide_slots(op, leaves, inputs)
+        return out
+
+    def _hold(self, op: OpRecord, i: int, t, answer) -> None:
+        if isinstance(answer, Offload):
+            op.held[i], op.places[i] = host = to_host(t)
+            self.offloaded[t.data_ptr()] = (*host, weakref.ref(t))
+        else:
+            op.held[i] = self.kept_ptrs[t.data_ptr()] = t.detach()
+
+    def _decide_slots(self, op: OpRecord, leaves: list, inputs) -> None:
+        all_kept = all(h is not None for h in op.held)
+        slots = []
+        for index, tensor, handle in op.pending:
+            if self._keep_slot(index, tensor, handle):
+                slots.append(KEPT)
+                continue
+            j = position(tensor, leaves)
+            if j is not None:
+                slots.append(-(j + 2))
+                continue
+            j = position(tensor, inputs())
+            if j is None and all_kept:  # an internal result (layer_norm's mean): keep it too,
+                handle.value = tensor   # so the operator can be skipped
+                self.refs[index] = dead
+                j = KEPT
+            slots.append(j)
+        op.pending = None
+        op.slots = slots
+        op.update_skippable()
+
+    def observe_tag(self, tensor, name: str) -> None:
+        """Ask the policy again about ``tensor``, now with its ``name`` (see ``tag``)."""
+        self.tags.add(name)
+        for op in reversed(self.ops):
+            for i, ref in enumerate(op.out_refs):
+                if ref() is tensor:
+                    answer = self.policy(PolicyInfo(op.name, name, i, tensor, op.input_shapes))
+                    if answer and op.held[i] is None:
+                        self._hold(op, i, tensor, answer)
+                        self._upgrade_slots(op, i)
+                    return
+        answer = self.policy(PolicyInfo("unknown", name, 0, tensor, ()))
+        if isinstance(answer, Offload):  # produced outside _C_ops: kept, its producer reruns
+            self.offloaded[tensor.data_ptr()] = (*to_host(tensor), weakref.ref(tensor))
+        elif answer:
+            self.kept_ptrs[tensor.data_ptr()] = tensor.detach()
+
+    def _upgrade_slots(self, op: OpRecord, i: int) -> None:
+        """Slots ``op`` packed of its own output ``i``, now kept, carry it from now on."""
+        for k, source in enumerate(op.slots):
+            if source == -(i + 2):
+                handle = self.refs[op.first + k]()
+                if handle is not None:
+                    handle.value, handle.place = op.held[i], op.places[i]
+                self.refs[op.first + k] = dead
+                op.slots[k] = KEPT
+        op.update_skippable()
+
+
+class _Observing:
+    """Forward context of a policy frame: operators observed; names checked on success."""
+
+    __slots__ = ("frame", "ops")
+
+    def __init__(self, frame: PolicyFrame):
+        self.frame = frame
+        self.ops = _ops.installed()
+
+    def __enter__(self) -> None:
+        self.ops.__enter__()
+
+    def __exit__(self, exc_type, *exc: object) -> None:
+        self.ops.__exit__()
+        if exc_type is None:
+            self.frame.check_names()
+
+
+class _PolicyRecomputation(_Recomputation):
+    """Rerun of a policy region: skips the operators whose outputs were kept."""
+
+    __slots__ = ("op_index", "skipped")
+
+    def __init__(self, frame: PolicyFrame, needed: set):
+        super().__init__(frame, needed)
+        self.op_index = 0
+        self.skipped = 0
+
+    def observe_op(self, name, fn, args, kwargs):
+        ops = self.frame.ops
+        k = self.op_index
+        self.op_index = k + 1
+        op = ops[k] if k < len(ops) else None
+        if op is None or not op.skippable or op.name != name or not op.unchanged():
+            return fn(*args, **kwargs)
+        if self.count != op.first:  # the rerun took another path: let the checks report it
+            return fn(*args, **kwargs)
+        inputs = Inputs(args, kwargs)
+        for source in op.slots:
+            self._fill(source, inputs)
+        self.skipped += 1
+        return op.replay()
+
+    def _fill(self, source: int, inputs) -> None:
+        """What this slot's pack call would have done in a rerun of the operator.
+
+        Runs in the operator wrapper, outside Paddle's hooks, so an early stop raises here.
+        """
+        if self.stopper.stopped:
+            raise StopRecompute
+        index = self.count
+        self.count = index + 1
+        if index in self.needed:  # never a kept slot: those are not needed
+            self.frame.storage[index] = inputs()[source].detach()
+        if index == self.last:
+            self.stopper.stop_here()

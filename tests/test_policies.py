@@ -1,0 +1,399 @@
+"""Selective recompute (``recompute(..., policy=...)``): parity, skipping, memory, errors."""
+
+import gc
+
+import numpy as np
+import paddle
+import paddle.nn.functional as F
+import pytest
+from _op_counts import counting_ops
+from _rc_helpers import assert_matches_plain, requires_grad
+from paddle import _C_ops, nn
+from paddle.base import core
+
+import paddle_recompute as pr
+from paddle_recompute import RecomputeError, _hooks, _ops, policies, recompute
+
+POLICIES = {
+    "recompute_all": policies.recompute_all,
+    "save_all": policies.save_all,
+    "save_matmuls": policies.save_matmuls,
+    "save_matmuls_no_batch": policies.save_matmuls_no_batch,
+    "save_all_but_attention_core": policies.save_all_but_attention_core,
+    "offload_matmuls": policies.offload(policies.save_matmuls),
+    "any_of": policies.save_any_of(policies.save_names("h"), policies.save_matmuls_no_batch),
+}
+
+
+class Attention(nn.Layer):
+    """Linear projections, batched QK^T and PV matmuls, softmax, two dropouts, LayerNorm, GELU."""
+
+    def __init__(self, width=8, heads=2, p=0.2):
+        super().__init__()
+        self.heads = heads
+        self.ln = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.drop = nn.Dropout(p)
+        self.fc = nn.Linear(width, 2 * width)
+        self.out_drop = nn.Dropout(p)
+
+    def forward(self, x, *, scale=1.0):
+        b, s, w = x.shape
+        qkv = self.qkv(self.ln(x)).reshape([b, s, 3, self.heads, w // self.heads])
+        q, k, v = qkv.transpose([2, 0, 3, 1, 4]).unbind(0)
+        probs = self.drop(F.softmax(paddle.matmul(q, k, transpose_y=True) * scale, axis=-1))
+        h = pr.tag(paddle.matmul(probs, v).transpose([0, 2, 1, 3]).reshape([b, s, w]), "h")
+        x = x + self.proj(h)
+        return x + self.out_drop(F.gelu(self.fc(x))).reshape([b, s, 2, w]).sum(axis=2)
+
+
+def make_attention(keyword=False):
+    def make():
+        layer = Attention()
+        x = requires_grad(paddle.randn([2, 5, 8]))
+        leaves = [x, *layer.parameters()]
+        if keyword:
+            return (lambda *, x, scale: layer(x, scale=scale)), (), {"x": x, "scale": 0.5}, leaves
+        return layer, (x,), {"scale": 0.5}, leaves
+    return make
+
+
+@pytest.mark.parametrize("keyword", [False, True], ids=["positional", "keyword"])
+@pytest.mark.parametrize("early_stop", [True, False])
+@pytest.mark.parametrize("name", list(POLICIES))
+def test_parity_with_dropout(name, early_stop, keyword):
+    assert_matches_plain(make_attention(keyword), use_reentrant=False, early_stop=early_stop,
+                         policy=POLICIES[name])
+
+
+@pytest.mark.parametrize("name", ["save_matmuls", "save_all", "recompute_all"])
+def test_parity_conv_bmm_einsum(name):
+    def make():
+        conv = nn.Conv2D(2, 3, 3, padding=1)
+
+        def f(x, w):
+            h = F.relu(conv(x)).reshape([2, 3, 16])
+            g = paddle.bmm(h, paddle.tanh(h).transpose([0, 2, 1]))
+            return paddle.einsum("bij,jk->bik", paddle.exp(g * 0.01), w)
+
+        x, w = requires_grad(paddle.randn([2, 2, 4, 4])), requires_grad(paddle.randn([3, 4]))
+        return f, (x, w), {}, [x, w, *conv.parameters()]
+
+    assert_matches_plain(make, use_reentrant=False, policy=POLICIES[name])
+
+
+def test_these_apis_reach_c_ops():
+    """The premise of op observation: Paddle's layers call their kernels through _C_ops."""
+    seen = []
+
+    def record(info):
+        seen.append(info.op)
+        return False
+
+    def f(x):
+        w = paddle.ones([4, 4])
+        y = F.linear(x, w) + paddle.matmul(x, w)
+        y = F.dropout(F.gelu(F.softmax(y, axis=-1)), 0.1)
+        y = F.layer_norm(y, [4]) + paddle.bmm(y.unsqueeze(0), w.unsqueeze(0))[0]
+        y = paddle.einsum("ij,jk->ik", y, w)
+        return F.conv2d(y.reshape([1, 1, 4, 4]), paddle.ones([1, 1, 3, 3]))
+
+    recompute(f, requires_grad(paddle.randn([4, 4])), use_reentrant=False, policy=record)
+    for op in ("linear", "matmul", "softmax", "dropout", "gelu", "layer_norm", "bmm", "einsum",
+               "conv2d", "reshape"):
+        assert op in seen
+    assert "add" not in seen  # ``y + z`` is Tensor.__add__: it bypasses _C_ops
+
+
+def test_policy_info_fields():
+    infos = []
+    lin = nn.Linear(4, 6)
+
+    def record(info):
+        infos.append((info.op, info.name, info.output_index, info.shape, info.dtype, info.nbytes,
+                      info.input_shapes))
+        return False
+
+    recompute(lambda x: pr.tag(lin(x), "out").tanh(), requires_grad(paddle.randn([3, 4])),
+              use_reentrant=False, policy=record)
+    assert infos[0] == ("linear", None, 0, (3, 6), paddle.float32, 72, ((3, 4), (4, 6), (6,)))
+    assert infos[1] == ("linear", "out", *infos[0][2:])  # asked again once tagged
+    assert infos[2][0] == "tanh"
+
+
+# --------------------------------------------------------------------------- skipping
+
+
+def _step(layer, policy, x, **options):
+    out = recompute(layer, x, use_reentrant=False, policy=policy, **options)
+    (out * out).sum().backward()
+
+
+def mlp_block():
+    return nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8), nn.Tanh())
+
+
+@pytest.mark.parametrize("policy, expected", [
+    (policies.recompute_all, {"linear": 4, "gelu": 2, "tanh": 2}),
+    (policies.save_matmuls, {"linear": 2, "gelu": 2, "tanh": 2}),  # linears skipped
+    (policies.save_matmuls_no_batch, {"linear": 2, "gelu": 2, "tanh": 2}),
+    (policies.save_all, {"linear": 2, "gelu": 1, "tanh": 1}),  # nothing to recompute: no rerun
+])
+def test_kept_operators_are_not_executed_again(policy, expected):
+    with counting_ops("linear", "gelu", "tanh") as counts:
+        _step(mlp_block(), policy, requires_grad(paddle.randn([4, 8])))
+    assert dict(counts) == expected
+
+
+def test_batched_matmuls_rerun_under_no_batch_policy():
+    with counting_ops("matmul", "linear") as counts:
+        _step(Attention(p=0.0), policies.save_matmuls_no_batch, requires_grad(paddle.randn([2, 5, 8])))
+    assert counts == {"matmul": 4, "linear": 3}  # QK^T and PV twice, the linears once
+    with counting_ops("matmul", "linear") as counts:
+        _step(Attention(p=0.0), policies.save_matmuls, requires_grad(paddle.randn([2, 5, 8])))
+    assert counts == {"matmul": 2, "linear": 3}
+
+
+class TwoDropouts(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(8, 16), nn.Linear(16, 12)
+        self.d1, self.d2 = nn.Dropout(0.5), nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.d2(self.l2(F.gelu(self.d1(self.l1(x)))))
+
+
+def keep_all_but_gelu_and_last_dropout(info):
+    return info.op != "gelu" and not (info.op == "dropout" and info.shape[-1] == 12)
+
+
+@pytest.mark.parametrize("preserve", [True, False])
+def test_kept_random_op_is_skipped_and_advances_the_generator(preserve):
+    def run(mode):
+        paddle.seed(5)
+        layer, x = TwoDropouts(), requires_grad(paddle.randn([4, 8]))
+        if mode is None:
+            out = layer(x)
+        else:
+            out = recompute(layer, x, use_reentrant=False, policy=keep_all_but_gelu_and_last_dropout,
+                            preserve_rng_state=preserve)
+        (out * out).sum().backward()
+        return [x.grad.numpy()] + [p.grad.numpy() for p in layer.parameters()]
+
+    expected = run(None)
+    with counting_ops("dropout", "linear") as counts:
+        grads = run("policy")
+    if preserve:  # d1 skipped (generator set to its post-op state), d2 drew the forward mask
+        assert counts == {"dropout": 3, "linear": 2}
+        for g, e in zip(grads, expected, strict=True):
+            np.testing.assert_array_equal(g, e)
+    else:  # no replayed RNG: random ops are never skipped
+        assert counts == {"dropout": 4, "linear": 2}
+
+
+def test_skipping_in_repeated_backward():
+    layer = mlp_block()
+    x = requires_grad(paddle.randn([4, 8]))
+    with counting_ops("linear") as counts:
+        out = recompute(layer, x, use_reentrant=False, policy=policies.save_matmuls)
+        out.sum().backward(retain_graph=True)
+        first = x.grad.numpy()
+        out.sum().backward()
+    assert counts["linear"] == 2
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * first)
+
+
+def test_plain_regions_never_install_the_wrappers():
+    states = []
+    recompute(lambda x: states.append(_ops.is_installed()) or paddle.tanh(x),
+              requires_grad(paddle.randn([2])), use_reentrant=False).sum().backward()
+    assert states == [False, False]
+
+
+@pytest.mark.parametrize("outer_policy, inner_policy", [
+    (policies.save_matmuls, None), (None, policies.save_matmuls),
+    (policies.save_matmuls_no_batch, policies.recompute_all),
+])
+def test_nesting_with_plain_regions(outer_policy, inner_policy):
+    def make():
+        inner, lin = Attention(), nn.Linear(8, 8)
+
+        def outer(x):
+            h = paddle.tanh(lin(x))
+            return lin(recompute(inner, h, use_reentrant=False, policy=inner_policy))
+
+        x = requires_grad(paddle.randn([2, 5, 8]))
+        return (lambda t: recompute(outer, t, use_reentrant=False, policy=outer_policy)), (x,), {}, \
+            [x, *inner.parameters(), *lin.parameters()]
+
+    assert_matches_plain(make)
+    assert not _ops.is_installed()
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_save_names_keeps_and_skips_the_tagged_operator():
+    lin1, lin2 = nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def f(x):
+        return lin2(paddle.tanh(pr.tag(lin1(x), "first")))
+
+    with counting_ops("linear") as counts:
+        _step(f, policies.save_names("first"), requires_grad(paddle.randn([3, 8])))
+    assert counts["linear"] == 3  # lin1 skipped in the rerun, lin2 rerun
+
+
+def test_tag_outside_a_region_is_identity():
+    x = paddle.randn([2])
+    assert pr.tag(x, "x") is x
+
+
+def test_names_not_tagged_raise():
+    with pytest.raises(RecomputeError, match=r"named \['missing'\].*tag\(tensor, name\)"):
+        recompute(paddle.tanh, requires_grad(paddle.randn([2])), use_reentrant=False,
+                  policy=policies.save_names("missing"))
+    assert not _ops.is_installed() and not _hooks.active_frames()
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _allocated():
+    return core.host_memory_stat_current_value("Allocated", 0)
+
+
+def _held(policy, depth=6, width=128, batch=64):
+    layers = []
+    for _ in range(depth):
+        layers += [nn.Linear(width, width), nn.Tanh(), nn.Linear(width, width), nn.GELU()]
+    model = nn.Sequential(*layers)
+    x = requires_grad(paddle.randn([batch, width]))
+    gc.collect()
+    gc.disable()
+    try:
+        before = _allocated()
+        out = model(x) if policy == "none" else recompute(model, x, use_reentrant=False, policy=policy)
+        held = _allocated() - before
+    finally:
+        gc.enable()
+    out.sum().backward()
+    return held
+
+
+def test_held_bytes_follow_the_policy():
+    none, save_all = _held("none"), _held(policies.save_all)
+    matmuls, nothing = _held(policies.save_matmuls), _held(policies.recompute_all)
+    out = 64 * 128 * 4  # one activation; each bound below allows one more (allocator slack)
+    # Plain: per Linear-Tanh-Linear-GELU group, tanh's output, the second linear's output
+    # and gelu's output are saved (18 activations); save_matmuls keeps the 12 linear
+    # outputs (+ the region output) and recomputes tanh and gelu from them.
+    assert abs(none - 18 * out) <= out
+    assert abs(matmuls - 13 * out) <= out
+    assert nothing <= 2 * out
+    # save_all holds every operator output, the first linear's too (saved by nobody):
+    # policies choose outputs, not saved tensors.
+    assert abs(save_all - 24 * out) <= out
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_policy_must_be_callable():
+    with pytest.raises(TypeError, match="`policy` must be a callable"):
+        recompute(paddle.tanh, paddle.randn([2]), use_reentrant=False, policy="save_matmuls")
+
+
+def test_policy_needs_non_reentrant():
+    with pytest.raises(ValueError, match="use_reentrant=False"):
+        recompute(paddle.tanh, paddle.randn([2]), use_reentrant=True, policy=policies.save_matmuls)
+
+
+@pytest.mark.parametrize("factory, args, error", [
+    (policies.save_names, (), ValueError), (policies.save_names, (1,), TypeError),
+    (policies.save_any_of, ("x",), TypeError), (policies.offload, (3,), TypeError),
+])
+def test_factories_check_arguments(factory, args, error):
+    with pytest.raises(error):
+        factory(*args)
+
+
+def test_tag_checks_arguments():
+    with pytest.raises(TypeError, match="paddle.Tensor"):
+        pr.tag([1.0], "x")
+    with pytest.raises(TypeError, match="string"):
+        pr.tag(paddle.ones([1]), 3)
+
+
+def _restored():
+    return (not _ops.is_installed() and _C_ops.matmul is _ops.ORIGINALS["matmul"]
+            and _C_ops.linear is _ops.ORIGINALS["linear"] and not _hooks.active_frames())
+
+
+def test_c_ops_restored_after_an_error_in_forward():
+    lin = nn.Linear(4, 4)
+
+    def f(x):
+        lin(x)
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError):
+        recompute(f, requires_grad(paddle.randn([2, 4])), use_reentrant=False, policy=policies.save_matmuls)
+    assert _restored()
+
+
+def test_c_ops_restored_after_an_error_in_the_policy():
+    def bad(info):
+        raise ZeroDivisionError("policy")
+
+    with pytest.raises(ZeroDivisionError):
+        recompute(paddle.tanh, requires_grad(paddle.randn([2])), use_reentrant=False, policy=bad)
+    assert _restored()
+
+
+def test_c_ops_restored_after_an_error_in_recomputation():
+    lin = nn.Linear(4, 4)
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyError("rerun")
+        return paddle.tanh(lin(x))
+
+    out = recompute(f, requires_grad(paddle.randn([2, 4])), use_reentrant=False, policy=policies.save_matmuls)
+    with pytest.raises((KeyError, OSError, RuntimeError)):
+        out.sum().backward()
+    paddle.set_grad_enabled(True)
+    assert _restored()
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from paddle_recompute import _no_recompute, _presets, _save_on_cpu, _tag
+
+    for module in (policies, _tag, _no_recompute, _presets, _save_on_cpu):
+        result = doctest.testmod(module)
+        assert result.attempted and not result.failed, module.__name__
+
+
+
+def test_tagging_a_tensor_made_outside_c_ops():
+    """``x * 2`` bypasses _C_ops: the tensor is kept, its producer simply reruns."""
+    def make():
+        lin = nn.Linear(4, 4)
+
+        def f(x):
+            return paddle.tanh(lin(pr.tag(paddle.exp(x) * 2, "doubled")))
+
+        x = requires_grad(paddle.randn([3, 4]))
+        return f, (x,), {}, [x, *lin.parameters()]
+
+    assert_matches_plain(make, use_reentrant=False, policy=policies.save_names("doubled"))
+
+
+def test_debug_traces_with_a_policy():
+    assert_matches_plain(make_attention(), use_reentrant=False, debug=True, policy=policies.save_matmuls)
