@@ -40,7 +40,7 @@ def segmentation_cost(stages: Sequence[Stage], starts: Sequence[int]) -> Segment
     starts = tuple(starts)
     ends = starts[1:] + (len(stages),)
     boundary = sum(stages[e - 1].output for e in ends[:-1])
-    biggest = max(sum(s.saved for s in stages[a:e]) for a, e in zip(starts, ends))
+    biggest = max(sum(s.saved for s in stages[a:e]) for a, e in zip(starts, ends, strict=True))
     time = sum(s.time for s in stages[:starts[-1]])
     return Segmentation(starts, boundary + biggest, time)
 

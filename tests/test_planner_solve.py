@@ -7,11 +7,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paddle_recompute._planner_solve import (
-    BLOCK_SOLVERS, InfeasibleBudget, Option, min_memory, solve_brute_force, solve_exact,
+    BLOCK_SOLVERS,
+    InfeasibleBudget,
+    Option,
+    min_memory,
+    solve_brute_force,
+    solve_exact,
     solve_greedy,
 )
 from paddle_recompute._segment_solve import (
-    SEGMENT_SOLVERS, Stage, brute_force_segments, segmentation_cost, solve_segments,
+    SEGMENT_SOLVERS,
+    Stage,
+    brute_force_segments,
+    segmentation_cost,
+    solve_segments,
     sqrt_segments,
 )
 
