@@ -60,12 +60,13 @@ class Solution:
 class InfeasibleBudget(ValueError):
     """No choice fits the budget; ``minimum`` is the least achievable memory."""
 
-    def __init__(self, budget: float, minimum: float, what: str = "activation memory"):
+    def __init__(self, budget: float, minimum: float, what: str = "activation memory",
+                 note: str = ""):
         self.budget = budget
         self.minimum = minimum
         super().__init__(
             f"budget {budget:,.0f} bytes is below the minimum achievable {what} "
-            f"{minimum:,.0f} bytes; raise the budget to at least that"
+            f"{minimum:,.0f} bytes{note}; raise the budget to at least that"
         )
 
 
