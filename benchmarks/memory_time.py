@@ -1,0 +1,213 @@
+"""Memory against time on a GPT-style stack: layer-level recompute, the planner, selective policies.
+
+Modes, one model each with identical initial weights:
+  * ``k=0..8``: recompute the first k of the 8 blocks whole (non-reentrant): the layer-level
+    line; ``k=0`` is "none".
+  * ``plan 50%`` / ``plan 25%``: :func:`paddle_recompute.plan` with that fraction of none's
+    forward activation memory (the planner budgets what is saved for backward; the bytes the
+    forward holds besides, its logits, are measured on none and taken off the budget).
+  * when ``paddle_recompute.policies`` exists: every block under ``save_matmuls``, and the
+    ``core_attn`` / ``full_attn`` presets (``apply_recompute_granularity``).
+Rounds are interleaved (each mode does step r, in rotating order, before any does r + 1);
+medians over the rounds after the warm-up.  Losses must equal none's bit for bit (asserted).
+
+    python benchmarks/memory_time.py [--rounds 3] [--json out.json] [--plot out.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")  # before Paddle is imported
+_ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(_ROOT), str(_ROOT / "examples")]  # this checkout's package, then the model
+
+import gpt_model  # noqa: E402
+import paddle.nn.functional as F  # noqa: E402
+from gpt_model import GPTConfig, MiB  # noqa: E402
+
+import paddle_recompute as pr  # noqa: E402
+
+try:  # selective recompute lands separately; benchmark it when present
+    from paddle_recompute import policies
+except ImportError:
+    policies = None
+
+TARGETS = {"plan 50%": (0.50, 1.06), "plan 25%": (0.25, 1.12), "save_matmuls": (0.50, 1.06)}
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    defaults = GPTConfig()
+    for name in ("blocks", "hidden", "heads", "seq", "batch", "vocab"):
+        parser.add_argument(f"--{name}", type=int, default=getattr(defaults, name))
+    parser.add_argument("--dropout", type=float, default=defaults.dropout)
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds after one warm-up round")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--plot", metavar="FILE", help="write the memory/time plot (PNG)")
+    return parser.parse_args()
+
+
+def _first_k(k: int):
+    def runner(block, x):
+        return pr.recompute(block, x, use_reentrant=False) if block._bench_index < k else block(x)
+
+    return runner
+
+
+def _policy_runner(policy):
+    return lambda block, x: pr.recompute(block, x, use_reentrant=False, policy=policy)
+
+
+def _build(cfg, runner):
+    model, opt = gpt_model.build(cfg, "none", seed=0)
+    for i, block in enumerate(model.blocks):
+        block._bench_index = i
+    model.runner = runner
+    return model, opt
+
+
+def _loss_of(model, cfg):
+    def loss(tokens, targets):
+        logits = model(tokens)
+        return F.cross_entropy(logits.reshape([-1, cfg.vocab]), targets.reshape([-1]))
+
+    return loss
+
+
+def build_modes(cfg: GPTConfig) -> tuple[dict, dict]:
+    """Model and optimizer per mode, and the plans made."""
+    modes = {f"k={k}": _build(cfg, _first_k(k)) for k in range(cfg.blocks + 1)}
+    none_bytes = gpt_model.train_step(*_build(cfg, _first_k(0)), cfg, 0).forward_bytes
+    plans = {}
+    for label, frac in (("plan 50%", 0.5), ("plan 25%", 0.25)):
+        model, opt = _build(cfg, _first_k(0))
+        tokens, targets = gpt_model.synthetic_batch(cfg, 0)
+        prof = pr.profile(_loss_of(model, cfg), tokens, targets, blocks=list(model.blocks))
+        held_besides = none_bytes - prof.total_bytes  # logits etc.: not saved for backward
+        plan = pr.plan(_loss_of(model, cfg), tokens, targets, blocks=list(model.blocks),
+                       budget=int(frac * none_bytes - held_besides), profile=prof)
+        plan.apply(model)
+        modes[label] = (model, opt)
+        plans[label] = plan
+        print(f"{label}:\n{plan}\n", file=sys.stderr)
+    if policies is not None:
+        modes["save_matmuls"] = _build(cfg, _policy_runner(policies.save_matmuls))
+        preset = getattr(pr, "apply_recompute_granularity", None)
+        for granularity in ("core_attn", "full_attn") if preset else ():
+            model, opt = _build(cfg, _first_k(0))
+            for block in model.blocks:
+                preset(block, granularity)
+            modes[granularity] = (model, opt)
+    return modes, plans
+
+
+def run_rounds(cfg: GPTConfig, modes: dict, rounds: int) -> dict:
+    names = list(modes)
+    stats: dict = {m: [] for m in names}
+    for step in range(1 + rounds):
+        for m in names[step % len(names):] + names[:step % len(names)]:
+            stats[m].append(gpt_model.train_step(*modes[m], cfg, step, seed=0))
+        print(f"  round {step} done" + (" (warm-up)" if step == 0 else ""), file=sys.stderr)
+    return stats
+
+
+def summarize(stats: dict) -> dict:
+    base = stats["k=0"]
+    losses = [s.loss for s in base]
+    rows = {}
+    for m, steps in stats.items():
+        assert [s.loss for s in steps] == losses, f"{m}: losses differ from no recompute"
+        timed = steps[1:]
+        rows[m] = {"step_ms": 1e3 * statistics.median(s.seconds for s in timed),
+                   "step_ms_all": [1e3 * s.seconds for s in timed],
+                   "forward_mib": statistics.median(s.forward_bytes for s in timed) / MiB,
+                   "peak_mib": statistics.median(s.peak_bytes for s in timed) / MiB}
+    for row in rows.values():
+        row["time_x"] = row["step_ms"] / rows["k=0"]["step_ms"]
+        row["memory_x"] = row["forward_mib"] / rows["k=0"]["forward_mib"]
+    return rows
+
+
+def _below_line(rows: dict, blocks: int, m: str) -> bool | None:
+    """Is mode ``m`` below the layer-level line (memory interpolated at its time)?"""
+    line = sorted((rows[f"k={k}"]["time_x"], rows[f"k={k}"]["memory_x"]) for k in range(blocks + 1))
+    t = rows[m]["time_x"]
+    for (t0, m0), (t1, m1) in zip(line, line[1:], strict=False):
+        if t0 <= t <= t1 and t1 > t0:
+            return rows[m]["memory_x"] < m0 + (m1 - m0) * (t - t0) / (t1 - t0)
+    return None  # outside the line's time range
+
+
+def report(rows: dict, blocks: int) -> None:
+    print("| mode | step ms | time vs none | fwd activations MiB | memory vs none | "
+          "below k-line | target |")
+    print("|---|---:|---:|---:|---:|---|---|")
+    for m, row in rows.items():
+        target = ""
+        if m in TARGETS:
+            mem, tim = TARGETS[m]
+            ok = row["memory_x"] <= mem and row["time_x"] <= tim
+            target = f"<= {mem:.2f}x mem, <= {tim:.2f}x time: {'met' if ok else 'NOT met'}"
+        below = "" if m.startswith("k=") else {True: "yes", False: "no", None: "n/a"}[
+            _below_line(rows, blocks, m)]
+        print(f"| {m} | {row['step_ms']:.0f} | {row['time_x']:.3f}x | {row['forward_mib']:.1f} | "
+              f"{row['memory_x']:.3f}x | {below} | {target} |")
+
+
+def plot(rows: dict, blocks: int, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 5))
+    line = [rows[f"k={k}"] for k in range(blocks + 1)]
+    ax.plot([r["time_x"] for r in line], [r["memory_x"] for r in line], "o-", color="grey",
+            label=f"recompute k of {blocks} blocks (layer level)")
+    for k, r in enumerate(line):
+        ax.annotate(f"k={k}", (r["time_x"], r["memory_x"]), fontsize=7, xytext=(4, 2),
+                    textcoords="offset points")
+    for m, row in rows.items():
+        if not m.startswith("k="):
+            marker = "*" if m.startswith("plan") else "D"
+            ax.plot(row["time_x"], row["memory_x"], marker, markersize=10, label=m)
+    ax.set_xlabel("step time / none")
+    ax.set_ylabel("forward activation memory / none")
+    ax.set_title("GPT-style stack on CPU: memory vs time (medians)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    args = parse_args()
+    cfg = GPTConfig(vocab=args.vocab, hidden=args.hidden, heads=args.heads, blocks=args.blocks,
+                    seq=args.seq, batch=args.batch, dropout=args.dropout)
+    if not gpt_model.memory_stats_enabled():
+        raise SystemExit("host memory statistics are off: run with FLAGS_enable_host_memory_stat=1")
+    print(f"GPT on CPU: {cfg}; 1 warm-up + {args.rounds} interleaved rounds, medians; "
+          f"policies {'present' if policies else 'absent'}\n")
+    modes, plans = build_modes(cfg)
+    rows = summarize(run_rounds(cfg, modes, args.rounds))
+    report(rows, cfg.blocks)
+    print("\nfwd activations: host memory held after forward + loss, minus before. "
+          "Losses equal none's bit for bit in every mode (asserted).")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"config": vars(cfg), "rounds": args.rounds, "modes": rows,
+                       "plans": {k: p.to_dict() for k, p in plans.items()}}, fh, indent=2)
+        print(f"wrote {args.json}")
+    if args.plot:
+        plot(rows, cfg.blocks, args.plot)
+        print(f"wrote {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
