@@ -15,6 +15,7 @@ a model without recompute applied.
 from __future__ import annotations
 
 import bisect
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -30,9 +31,20 @@ from ._profile_blocks import layer_table, resolve_blocks
 from ._profile_result import LayerProfile, Profile, SavedTensor
 from ._state import ForwardState
 
-__all__ = ["profile", "nbytes_of"]
+__all__ = ["profile", "nbytes_of", "producer"]
 
 _clock = time.perf_counter
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def producer(tensor) -> str:
+    """Snake-case op name of the grad node that made ``tensor`` (``MatmulGradNode`` ->
+    ``"matmul"``); ``""`` for leaves and tensors without one."""
+    node = getattr(tensor, "grad_fn", None)
+    name = node.name() if node is not None else ""
+    if not name.endswith("GradNode"):
+        return ""
+    return _CAMEL.sub("_", name[:-len("GradNode")]).lower()
 
 
 def nbytes_of(tree: Any) -> int:
@@ -94,7 +106,7 @@ class _Counter:
         if self.saved is not None:
             layer = self.stack[-1] if self.stack else "<outside layers>"
             self.saved.append(SavedTensor(layer, op_label().split(" > ")[-1], tuple(t.shape),
-                                          str(t.dtype).replace("paddle.", ""), n))
+                                          str(t.dtype).replace("paddle.", ""), n, producer(t)))
 
     def _alive_anyway(self, ptr: int) -> bool:
         i = bisect.bisect_right(self.starts, ptr) - 1

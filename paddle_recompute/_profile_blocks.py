@@ -33,14 +33,15 @@ def _add_tree(table: dict, prefix: str, layer: nn.Layer) -> None:
 
 
 def detect_blocks(layers: dict[str, nn.Layer]) -> list[str]:
-    """Children of the longest ``LayerList``/``Sequential`` whose (2 or more) children all
-    have one type; ``[]`` when there is none."""
+    """Children of the longest ``LayerList`` (1 or more children) or ``Sequential`` (2 or
+    more) whose children all have one type; ``[]`` when there is none."""
     best: list[str] = []
     for name, layer in layers.items():
         if not isinstance(layer, (nn.LayerList, nn.Sequential)):
             continue
         kids = [(k, v) for k, v in layer._sub_layers.items() if v is not None]
-        if len(kids) >= 2 and len({type(v) for _, v in kids}) == 1 and len(kids) > len(best):
+        least = 1 if isinstance(layer, nn.LayerList) else 2
+        if len(kids) >= least and len({type(v) for _, v in kids}) == 1 and len(kids) > len(best):
             best = [f"{name}.{k}" if name else k for k, _ in kids]
     return best
 

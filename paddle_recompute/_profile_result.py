@@ -12,13 +12,16 @@ _MiB = 1024 * 1024
 
 @dataclass
 class SavedTensor:
-    """One tensor saved for backward: the layer and op that saved it, its shape and bytes."""
+    """One tensor saved for backward: the layer and op that saved it, the op that produced
+    it (from its grad node: ``"matmul"``, ``"softmax"``...; ``""`` for a leaf or unknown),
+    its shape, dtype and bytes."""
 
     layer: str
     op: str
     shape: tuple
     dtype: str
     nbytes: int
+    producer: str = ""
 
 
 @dataclass
