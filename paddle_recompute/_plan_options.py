@@ -114,17 +114,42 @@ def _sub(block: LayerProfile, prof: Profile):
     return out
 
 
-def kept_tensors_option(keep: Callable[[SavedTensor], bool], name: str | None = None) -> Provider:
-    """A provider for selective recompute: the block holds its inputs plus the saved tensors
-    ``keep`` accepts (from the profile's records); the time is the block's full recompute
-    time, an upper bound (a policy skips the operators whose results it kept)."""
+def kept_tensors_option(keep: Callable[[SavedTensor], bool], name: str | None = None,
+                        skipped: Callable[[LayerProfile], bool] | None = None) -> Provider:
+    """A provider for selective recompute of whole blocks.
+
+    Memory: the block's inputs plus the saved tensors ``keep`` accepts (from the profile's
+    records; ``SavedTensor.producer`` names the op that made each one).  Time: the block's
+    recompute time minus the forward time of its sublayers that ``skipped`` accepts (the
+    operators a policy keeps are not rerun); without ``skipped``, the full recompute time,
+    an upper bound.
+
+    Example:
+        >>> from paddle_recompute import kept_tensors_option
+        >>> provider = kept_tensors_option(lambda s: s.producer in ("matmul", "linear"),
+        ...                                skipped=lambda row: row.type == "Linear")
+    """
 
     def provider(block: LayerProfile, prof: Profile):
         inside = [s for s in prof.saved if s.layer == block.name or s.layer.startswith(block.name + ".")]
         memory = block.input_bytes + sum(s.nbytes for s in inside if keep(s))
-        return [(name or "kept", memory, block.recompute_s or 0.0, (block.name,))]
+        saved_time = 0.0
+        if skipped is not None:
+            saved_time = sum(row.forward_s for row in _outermost(block, prof, skipped))
+        seconds = max((block.recompute_s or 0.0) - saved_time, 0.0)
+        return [(name or "kept", memory, seconds, (block.name,))]
 
     return provider
+
+
+def _outermost(block: LayerProfile, prof: Profile, accept) -> list[LayerProfile]:
+    """Sublayers of ``block`` that ``accept`` takes and that sit in no other taken one."""
+    taken: list[str] = []
+    for name, row in prof.layers.items():
+        if name.startswith(block.name + ".") and not any(name.startswith(t + ".") for t in taken):
+            if accept(row):
+                taken.append(name)
+    return [prof.layers[t] for t in taken]
 
 
 register_option("keep", _keep, None)

@@ -198,3 +198,20 @@ def test_plan_formats(gpt):
     data = plan.to_dict()
     assert data["predicted_bytes"] == plan.predicted_bytes and len(data["choices"]) == 4
     assert isinstance(plan.to_json(), str)
+
+
+def test_kept_tensors_option_skipped_time(gpt):
+    _, _, _, prof = gpt
+    block = prof.block_profiles()[0]
+    provider = pr.kept_tensors_option(lambda s: s.producer == "softmax",
+                                      skipped=lambda row: row.type in ("CausalSelfAttention", "Linear"))
+    ((_, memory, seconds, _),) = provider(block, prof)
+    softmax = [s.nbytes for s in prof.saved if s.layer.startswith(block.name + ".")
+               and s.producer == "softmax"]
+    assert len(softmax) == 1 and memory == block.input_bytes + softmax[0]
+    # the Linears inside the attention layer are not subtracted a second time
+    rows = prof.layers
+    expected = (block.recompute_s - rows[f"{block.name}.attn"].forward_s
+                - rows[f"{block.name}.mlp.0"].forward_s - rows[f"{block.name}.mlp.2"].forward_s)
+    # same numbers summed in another order: equal up to float rounding
+    assert seconds == pytest.approx(max(expected, 0.0), rel=1e-12, abs=1e-15)
