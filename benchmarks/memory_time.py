@@ -6,8 +6,12 @@ Modes, one model each with identical initial weights:
   * ``plan 50%`` / ``plan 25%``: :func:`paddle_recompute.plan` with that fraction of none's
     forward activation memory (the planner budgets what is saved for backward; the bytes the
     forward holds besides, its logits, are measured on none and taken off the budget).
-  * when ``paddle_recompute.policies`` exists: every block under ``save_matmuls``, and the
-    ``core_attn`` / ``full_attn`` presets (``apply_recompute_granularity``).
+  * when ``paddle_recompute.policies`` exists: every block under ``save_matmuls``, the
+    ``core_attn`` / ``full_attn`` presets (``apply_recompute_granularity``), and the
+    planner with two more per-block options, ``policy:save_matmuls`` (the block) and
+    ``policy:core_attn`` (its attention layer, ``save_all_but_attention_core``), whose
+    held bytes are measured here with the host allocator and whose time is the recompute
+    time less the forward time of the Linear layers the policy keeps.
 Rounds are interleaved (each mode does step r, in rotating order, before any does r + 1);
 medians over the rounds after the warm-up.  Losses must equal none's bit for bit (asserted).
 
@@ -38,7 +42,9 @@ try:  # selective recompute lands separately; benchmark it when present
 except ImportError:
     policies = None
 
-TARGETS = {"plan 50%": (0.50, 1.06), "plan 25%": (0.25, 1.12), "save_matmuls": (0.50, 1.06)}
+TARGETS = {"plan 50%": (0.50, 1.06), "plan 25%": (0.25, 1.12), "save_matmuls": (0.50, 1.06),
+           "core_attn": (0.50, 1.06), "plan+policies 50%": (0.50, 1.06),
+           "plan+policies 25%": (0.25, 1.12)}
 
 
 def parse_args() -> argparse.Namespace:
@@ -85,17 +91,23 @@ def build_modes(cfg: GPTConfig) -> tuple[dict, dict]:
     modes = {f"k={k}": _build(cfg, _first_k(k)) for k in range(cfg.blocks + 1)}
     none_bytes = gpt_model.train_step(*_build(cfg, _first_k(0)), cfg, 0).forward_bytes
     plans = {}
-    for label, frac in (("plan 50%", 0.5), ("plan 25%", 0.25)):
-        model, opt = _build(cfg, _first_k(0))
-        tokens, targets = gpt_model.synthetic_batch(cfg, 0)
-        prof = pr.profile(_loss_of(model, cfg), tokens, targets, blocks=list(model.blocks))
-        held_besides = none_bytes - prof.total_bytes  # logits etc.: not saved for backward
-        plan = pr.plan(_loss_of(model, cfg), tokens, targets, blocks=list(model.blocks),
-                       budget=int(frac * none_bytes - held_besides), profile=prof)
-        plan.apply(model)
-        modes[label] = (model, opt)
-        plans[label] = plan
-        print(f"{label}:\n{plan}\n", file=sys.stderr)
+    variants = [("plan", None)]
+    if policies is not None:
+        variants.append(("plan+policies", _register_policy_options(cfg)))
+    for prefix, kinds in variants:
+        for frac in (0.5, 0.25):
+            label = f"{prefix} {int(100 * frac)}%"
+            model, opt = _build(cfg, _first_k(0))
+            tokens, targets = gpt_model.synthetic_batch(cfg, 0)
+            prof = pr.profile(_loss_of(model, cfg), tokens, targets, blocks=list(model.blocks))
+            held_besides = none_bytes - prof.total_bytes  # logits etc.: not saved for backward
+            plan = pr.plan(_loss_of(model, cfg), tokens, targets, blocks=list(model.blocks),
+                           budget=int(frac * none_bytes - held_besides), profile=prof,
+                           options=kinds)
+            plan.apply(model)
+            modes[label] = (model, opt)
+            plans[label] = plan
+            print(f"{label}:\n{plan}\n", file=sys.stderr)
     if policies is not None:
         modes["save_matmuls"] = _build(cfg, _policy_runner(policies.save_matmuls))
         preset = getattr(pr, "apply_recompute_granularity", None)
@@ -105,6 +117,59 @@ def build_modes(cfg: GPTConfig) -> tuple[dict, dict]:
                 preset(block, granularity)
             modes[granularity] = (model, opt)
     return modes, plans
+
+
+def _held_by(block, wrap_target, wrap, x) -> int:
+    """Bytes a block holds for backward with ``wrap`` on ``wrap_target`` (host allocator)."""
+    previous = wrap_target.__dict__.get("forward")
+    wrap_target.forward = wrap(wrap_target.forward)
+    try:
+        before = gpt_model.allocated()
+        out = block(x)
+        return gpt_model.allocated() - before - out.size * out.element_size()
+    finally:
+        if previous is None:
+            del wrap_target.forward
+        else:
+            wrap_target.forward = previous
+
+
+def _register_policy_options(cfg) -> tuple:
+    """Register the two policy option kinds (costs measured on one sample block)."""
+    import paddle
+
+    def region(policy):
+        return lambda f: (lambda *a, **k: pr.recompute(f, *a, use_reentrant=False,
+                                                       policy=policy, **k))
+
+    sample, _ = gpt_model.build(cfg, "none", seed=0)
+    x = paddle.randn([cfg.batch, cfg.seq, cfg.hidden])
+    x.stop_gradient = False
+    block = sample.blocks[0]
+    save_matmuls = region(policies.save_matmuls)
+    core = region(policies.save_all_but_attention_core)
+    # x exists before the measurement, but in the model a block's input is fresh and held
+    # (by the region, or by the first layer norm): count it, as the profile does
+    x_bytes = x.size * x.element_size()
+    held = {"policy:save_matmuls": _held_by(block, block, save_matmuls, x) + x_bytes,
+            "policy:core_attn": _held_by(block, block.attn, core, x) + x_bytes}
+
+    def linear_time(row, prof, under):
+        return sum(prof.layers[n].forward_s for n in prof.layers
+                   if n.startswith(under + ".") and prof.layers[n].type == "Linear")
+
+    def matmuls(row, prof):
+        t = max(row.recompute_s - linear_time(row, prof, row.name), 0.0)
+        return [("policy:save_matmuls", held["policy:save_matmuls"], t, (row.name,))]
+
+    def core_attn(row, prof):
+        attn = prof.layers[row.name + ".attn"]
+        t = max(attn.recompute_s - linear_time(attn, prof, attn.name), 0.0)
+        return [("policy:core_attn", held["policy:core_attn"], t, (attn.name,))]
+
+    pr.register_option("policy:save_matmuls", matmuls, save_matmuls)
+    pr.register_option("policy:core_attn", core_attn, core)
+    return ("keep", "full", "sub", "policy:save_matmuls", "policy:core_attn")
 
 
 def run_rounds(cfg: GPTConfig, modes: dict, rounds: int) -> dict:
