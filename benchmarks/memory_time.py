@@ -190,39 +190,43 @@ def summarize(stats: dict) -> dict:
         assert [s.loss for s in steps] == losses, f"{m}: losses differ from no recompute"
         timed = steps[1:]
         rows[m] = {"step_ms": 1e3 * statistics.median(s.seconds for s in timed),
+                   "best_ms": 1e3 * min(s.seconds for s in timed),
                    "step_ms_all": [1e3 * s.seconds for s in timed],
                    "forward_mib": statistics.median(s.forward_bytes for s in timed) / MiB,
                    "peak_mib": statistics.median(s.peak_bytes for s in timed) / MiB}
     for row in rows.values():
         row["time_x"] = row["step_ms"] / rows["k=0"]["step_ms"]
+        row["best_time_x"] = row["best_ms"] / rows["k=0"]["best_ms"]
         row["memory_x"] = row["forward_mib"] / rows["k=0"]["forward_mib"]
     return rows
 
 
-def _below_line(rows: dict, blocks: int, m: str) -> bool | None:
-    """Is mode ``m`` below the layer-level line (memory interpolated at its time)?"""
-    line = sorted((rows[f"k={k}"]["time_x"], rows[f"k={k}"]["memory_x"]) for k in range(blocks + 1))
-    t = rows[m]["time_x"]
-    for (t0, m0), (t1, m1) in zip(line, line[1:], strict=False):
-        if t0 <= t <= t1 and t1 > t0:
-            return rows[m]["memory_x"] < m0 + (m1 - m0) * (t - t0) / (t1 - t0)
-    return None  # outside the line's time range
+def _below_line(rows: dict, blocks: int, m: str, key: str = "time_x") -> bool:
+    """Is mode ``m`` below the straight line through k=0 and k=all (memory at its time)?
+
+    Memory and time both grow linearly in k in this model, so the layer-level choices lie
+    on that line up to timing noise.
+    """
+    (t0, m0), (t1, m1) = ((rows[f"k={k}"][key], rows[f"k={k}"]["memory_x"]) for k in (0, blocks))
+    t = rows[m][key]
+    return rows[m]["memory_x"] < m0 + (m1 - m0) * (t - t0) / (t1 - t0) if t1 != t0 else False
 
 
 def report(rows: dict, blocks: int) -> None:
-    print("| mode | step ms | time vs none | fwd activations MiB | memory vs none | "
-          "below k-line | target |")
-    print("|---|---:|---:|---:|---:|---|---|")
+    print("| mode | step ms (median) | time vs none | best ms | best vs none | "
+          "fwd activations MiB | memory vs none | below k-line | target (medians) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---|")
     for m, row in rows.items():
         target = ""
         if m in TARGETS:
             mem, tim = TARGETS[m]
             ok = row["memory_x"] <= mem and row["time_x"] <= tim
             target = f"<= {mem:.2f}x mem, <= {tim:.2f}x time: {'met' if ok else 'NOT met'}"
-        below = "" if m.startswith("k=") else {True: "yes", False: "no", None: "n/a"}[
-            _below_line(rows, blocks, m)]
-        print(f"| {m} | {row['step_ms']:.0f} | {row['time_x']:.3f}x | {row['forward_mib']:.1f} | "
-              f"{row['memory_x']:.3f}x | {below} | {target} |")
+        below = "" if m.startswith("k=") else "/".join(
+            "yes" if _below_line(rows, blocks, m, key) else "no" for key in ("time_x", "best_time_x"))
+        print(f"| {m} | {row['step_ms']:.0f} | {row['time_x']:.3f}x | {row['best_ms']:.0f} | "
+              f"{row['best_time_x']:.3f}x | {row['forward_mib']:.1f} | {row['memory_x']:.3f}x | "
+              f"{below} | {target} |")
 
 
 def plot(rows: dict, blocks: int, path: str) -> None:
@@ -235,6 +239,9 @@ def plot(rows: dict, blocks: int, path: str) -> None:
     line = [rows[f"k={k}"] for k in range(blocks + 1)]
     ax.plot([r["time_x"] for r in line], [r["memory_x"] for r in line], "o-", color="grey",
             label=f"recompute k of {blocks} blocks (layer level)")
+    ends = [line[0], line[-1]]
+    ax.plot([r["time_x"] for r in ends], [r["memory_x"] for r in ends], "--", color="grey",
+            linewidth=0.8, label=f"line through k=0 and k={blocks}")
     for k, r in enumerate(line):
         ax.annotate(f"k={k}", (r["time_x"], r["memory_x"]), fontsize=7, xytext=(4, 2),
                     textcoords="offset points")
@@ -263,7 +270,8 @@ def main() -> None:
     rows = summarize(run_rounds(cfg, modes, args.rounds))
     report(rows, cfg.blocks)
     print("\nfwd activations: host memory held after forward + loss, minus before. "
-          "Losses equal none's bit for bit in every mode (asserted).")
+          "Losses equal none's bit for bit in every mode (asserted).\n"
+          "below k-line: below the straight line through k=0 and k=all, by median / best time.")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"config": vars(cfg), "rounds": args.rounds, "modes": rows,
