@@ -14,8 +14,6 @@ a model without recompute applied.
 
 from __future__ import annotations
 
-import bisect
-import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -25,46 +23,28 @@ import paddle
 
 from . import _hooks, _tree
 from ._amp import grad_enabled, set_grad_enabled
-from ._debug import op_label
 from ._layers import find_roots
 from ._profile_blocks import layer_table, resolve_blocks
-from ._profile_result import LayerProfile, Profile, SavedTensor
+from ._profile_counter import Counter, spans, tensor_key
+from ._profile_result import LayerProfile, Profile
 from ._state import ForwardState
 
-__all__ = ["profile", "nbytes_of", "producer"]
+__all__ = ["profile", "nbytes_of", "sync"]
 
 _clock = time.perf_counter
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def producer(tensor) -> str:
-    """Snake-case op name of the grad node that made ``tensor`` (``MatmulGradNode`` ->
-    ``"matmul"``); ``""`` for leaves and tensors without one."""
-    node = getattr(tensor, "grad_fn", None)
-    name = node.name() if node is not None else ""
-    if not name.endswith("GradNode"):
-        return ""
-    return _CAMEL.sub("_", name[:-len("GradNode")]).lower()
-
-
-def nbytes_of(tree: Any) -> int:
-    """Bytes of the tensors inside ``tree`` (tuples, lists, dicts), each distinct one once."""
+def nbytes_of(tree: Any, alive_anyway: Callable[[int], bool] | None = None) -> int:
+    """Bytes of the tensors inside ``tree`` (tuples, lists, dicts), each distinct one once,
+    leaving out those whose data pointer ``alive_anyway`` accepts."""
     seen, total = set(), 0
     for t in _tree.flatten(tree)[0]:
-        if t._is_initialized() and t.data_ptr() not in seen:
+        if not t._is_initialized() or (alive_anyway and alive_anyway(t.data_ptr())):
+            continue
+        if t.data_ptr() not in seen:
             seen.add(t.data_ptr())
             total += t.size * t.element_size()
     return total
-
-
-class _Kept:
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor):
-        self.tensor = tensor
-
-    def unpack(self):
-        return self.tensor
 
 
 class _Discard:
@@ -74,54 +54,7 @@ class _Discard:
         return self
 
 
-class _Counter:
-    """Counting frame; see NOTE [ Counting saved bytes ]."""
-
-    def __init__(self, excluded: list, record: bool):
-        self.excluded = sorted(excluded)  # (start, end) of memory alive anyway
-        self.starts = [s for s, _ in self.excluded]
-        self.seen: set = set()
-        self.stack: list[str] = []
-        self.total = 0
-        self.by_layer: dict[str, list[int]] = {}  # name -> [inclusive, self]
-        self.saved: list[SavedTensor] | None = [] if record else None
-
-    def pack(self, tensor):
-        if tensor._is_initialized():
-            self._count(tensor)
-        return _Kept(tensor)
-
-    def _count(self, t) -> None:
-        ptr = t.data_ptr()
-        key = (ptr, tuple(t.shape), tuple(t.strides), t.dtype)
-        if key in self.seen or self._alive_anyway(ptr):
-            return
-        self.seen.add(key)
-        n = t.size * t.element_size()
-        self.total += n
-        for name in self.stack:
-            self.by_layer.setdefault(name, [0, 0])[0] += n
-        if self.stack:
-            self.by_layer[self.stack[-1]][1] += n
-        if self.saved is not None:
-            layer = self.stack[-1] if self.stack else "<outside layers>"
-            self.saved.append(SavedTensor(layer, op_label().split(" > ")[-1], tuple(t.shape),
-                                          str(t.dtype).replace("paddle.", ""), n, producer(t)))
-
-    def _alive_anyway(self, ptr: int) -> bool:
-        i = bisect.bisect_right(self.starts, ptr) - 1
-        return i >= 0 and ptr < self.excluded[i][1]
-
-
-def _spans(tensors) -> list:
-    out = []
-    for t in tensors:
-        if t is not None and t._is_initialized() and t.size:
-            out.append((t.data_ptr(), t.data_ptr() + t.size * t.element_size()))
-    return out
-
-
-def _sync() -> None:
+def sync() -> None:
     if paddle.get_device() != "cpu":
         paddle.device.synchronize()
 
@@ -130,9 +63,10 @@ class _Instrumented:
     """Context manager: wrap each named layer's ``forward`` to time it and track the
     running layer; ``rerun`` layers are also re-run once per call to time a recompute."""
 
-    def __init__(self, layers: dict, rerun: set):
-        self.layers, self.rerun = layers, rerun
-        self.counter: _Counter | None = None
+    def __init__(self, layers: dict, rerun: set, blocks: list):
+        self.layers, self.rerun, self.blocks = layers, rerun, set(blocks)
+        self.block_inputs: list = []  # (block, keys of its input tensors), in call order
+        self.counter: Counter | None = None
         self.times: dict[str, list[float]] = {}  # per name: [forward, recompute, calls, in, out]
         self.paused = False
         self.rerun_s = 0.0  # re-run time so far: enclosing layers' forward time excludes it
@@ -156,17 +90,22 @@ class _Instrumented:
             if self.paused:
                 return original(*args, **kwargs)
             state = ForwardState(True, (layer,)) if name in self.rerun else None
+            if name in self.blocks:
+                self.block_inputs.append((name, [tensor_key(t) for t in _tree.flatten((args, kwargs))[0]
+                                                 if t._is_initialized()]))
             self.counter.stack.append(name)
-            _sync()
+            sync()
             start, reruns = _clock(), self.rerun_s
             try:
                 out = original(*args, **kwargs)
-                _sync()
+                sync()
             finally:
                 self.counter.stack.pop()
             row = self.times.setdefault(name, [0.0, 0.0, 0, 0, 0])
             row[0] += _clock() - start - (self.rerun_s - reruns)
-            row[2:] = [row[2] + 1, row[3] + nbytes_of((args, kwargs)), row[4] + nbytes_of(out)]
+            row[2] += 1
+            row[3] += nbytes_of((args, kwargs), self.counter.alive_anyway)
+            row[4] += nbytes_of(out)
             if state is not None:
                 row[1] += self._rerun(original, state, args, kwargs)
             return out
@@ -177,10 +116,10 @@ class _Instrumented:
         self.paused = True
         try:
             with state.replayed(), _hooks.pushed(_Discard()):
-                _sync()
+                sync()
                 start = _clock()
                 original(*args, **kwargs)
-                _sync()
+                sync()
                 seconds = _clock() - start
             self.rerun_s += seconds
             return seconds
@@ -234,7 +173,7 @@ def profile(
     layers = layer_table(model_or_fn, roots, blocks)
     block_names = resolve_blocks(model_or_fn, layers, blocks)
     rerun = set(block_names) | {c for b in block_names for c in _children(layers, b)}
-    excluded = _spans([p for layer in layers.values() for p in layer.parameters(include_sublayers=False)]
+    excluded = spans([p for layer in layers.values() for p in layer.parameters(include_sublayers=False)]
                       + [b for layer in layers.values() for b in layer.buffers(include_sublayers=False)]
                       + _tree.flatten((inputs, kwargs))[0])
     runs = []
@@ -242,7 +181,8 @@ def profile(
     try:
         set_grad_enabled(True)
         for r in range(repeats):
-            runs.append(_one_run(model_or_fn, inputs, kwargs, roots, layers, rerun, excluded, r == 0))
+            runs.append(_one_run(model_or_fn, inputs, kwargs, roots, layers, rerun, block_names,
+                                 excluded, r == 0))
     finally:
         set_grad_enabled(grad)
     return _assemble(runs, layers, block_names, rerun, repeats)
@@ -253,25 +193,28 @@ def _children(layers: dict, name: str) -> list[str]:
     return [n for n in layers if n.startswith(prefix) and n != name and "." not in n[len(prefix):]]
 
 
-def _one_run(fn, inputs, kwargs, roots, layers, rerun, excluded, record) -> tuple:
-    counter = _Counter(excluded, record)
-    with _Instrumented(layers, rerun) as inst, ForwardState(True, roots).replayed():
+def _one_run(fn, inputs, kwargs, roots, layers, rerun, blocks, excluded, record) -> tuple:
+    counter = Counter(excluded, record)
+    with _Instrumented(layers, rerun, blocks) as inst, ForwardState(True, roots).replayed():
         inst.counter = counter
         with _hooks.pushed(counter):
-            _sync()
+            sync()
             start = _clock()
             out = fn(*inputs, **kwargs)
-            _sync()
+            sync()
             seconds = _clock() - start - inst.rerun_s
         del out
+    for block, keys in inst.block_inputs:
+        counter.give_to_consumer(block, keys)
     return counter, inst.times, seconds
 
 
 def _assemble(runs, layers, block_names, rerun, repeats) -> Profile:
     counter = runs[0][0]
+    by_layer = counter.by_layer()
     rows = {}
     for name, layer in layers.items():
-        inclusive, own = counter.by_layer.get(name, (0, 0))
+        inclusive, own = by_layer.get(name, (0, 0))
         per_run = [times.get(name, [0.0, 0.0, 0, 0, 0]) for _, times, _ in runs]
         first = per_run[0]
         rows[name] = LayerProfile(
@@ -285,4 +228,4 @@ def _assemble(runs, layers, block_names, rerun, repeats) -> Profile:
             raise ValueError(f"profile: block {b!r} was not called by the forward")
     return Profile(total_bytes=counter.total,
                    forward_s=statistics.median(s for _, _, s in runs), layers=rows,
-                   blocks=list(block_names), saved=counter.saved, repeats=repeats)
+                   blocks=list(block_names), saved=counter.saved(), repeats=repeats)

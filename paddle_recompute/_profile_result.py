@@ -29,8 +29,11 @@ class LayerProfile:
     """One sublayer (or block) over the profiled forward.
 
     ``saved_bytes`` counts the tensors saved for backward while the layer ran (its
-    sublayers included), ``self_bytes`` those saved outside any of its sublayers;
-    ``input_bytes``/``output_bytes`` are the tensor arguments/results; times are seconds
+    sublayers included), ``self_bytes`` those saved outside any of its sublayers; when a
+    block saves one of its inputs that an earlier layer saved too, the block owns it (whether
+    it stays alive depends on the block).  ``input_bytes`` are the tensor arguments not alive
+    anyway (what a recompute region around the layer keeps), ``output_bytes`` the tensor
+    results; times are seconds
     summed over the layer's calls (median over the repeats).  ``recompute_s`` is the time
     of a re-run of the layer's forward with grad enabled (what recompute pays in backward);
     it is measured for blocks and their direct sublayers, else ``None``.

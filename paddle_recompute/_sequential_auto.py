@@ -19,7 +19,8 @@ from . import _hooks, _tree
 from ._amp import grad_enabled, set_grad_enabled
 from ._layers import find_roots
 from ._plan import budget_bytes
-from ._profile import _Counter, _spans, _sync, nbytes_of
+from ._profile import nbytes_of, sync
+from ._profile_counter import Counter, spans
 from ._segment_solve import Stage, solve_segments
 from ._state import ForwardState
 
@@ -66,7 +67,7 @@ def chain_stages(funcs: list, args: tuple, kwargs: dict) -> list[Stage]:
     layers = [f for f in funcs if isinstance(f, paddle.nn.Layer)]
     alive = ([p for layer in layers for p in layer.parameters()]
              + [b for layer in layers for b in layer.buffers()] + _tree.flatten((args, kwargs))[0])
-    counter = _Counter(_spans(alive), record=False)
+    counter = Counter(spans(alive), record=False)
     stages = []
     grad = grad_enabled()
     try:
@@ -76,10 +77,10 @@ def chain_stages(funcs: list, args: tuple, kwargs: dict) -> list[Stage]:
             value = None
             for i, f in enumerate(funcs):
                 before = counter.total
-                _sync()
+                sync()
                 start = time.perf_counter()
                 value = f(*args, **kwargs) if i == 0 else f(value)
-                _sync()
+                sync()
                 stages.append(Stage(counter.total - before, nbytes_of(value),
                                     time.perf_counter() - start))
             del value
