@@ -144,7 +144,10 @@ def plan(
 
     Example:
         >>> import paddle, paddle_recompute as pr
-        >>> model = paddle.nn.Sequential(*[paddle.nn.Linear(64, 64) for _ in range(4)])
+        >>> def block():
+        ...     return paddle.nn.Sequential(paddle.nn.Linear(64, 64), paddle.nn.Tanh(),
+        ...                                 paddle.nn.Linear(64, 64), paddle.nn.Tanh())
+        >>> model = paddle.nn.Sequential(*[block() for _ in range(4)])
         >>> x = paddle.randn([32, 64]); x.stop_gradient = False
         >>> p = pr.plan(model, x, budget=0.6)
         >>> with p.apply():

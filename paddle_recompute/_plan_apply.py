@@ -66,7 +66,10 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
 
     Example:
         >>> import paddle, paddle_recompute as pr
-        >>> model = paddle.nn.Sequential(*[paddle.nn.Linear(8, 8) for _ in range(3)])
+        >>> def block():
+        ...     return paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.Tanh(),
+        ...                                 paddle.nn.Linear(8, 8), paddle.nn.Tanh())
+        >>> model = paddle.nn.Sequential(*[block() for _ in range(3)])
         >>> x = paddle.randn([4, 8]); x.stop_gradient = False
         >>> handle = pr.apply_plan(model, pr.plan(model, x, budget=0.7))
         >>> model(x).sum().backward(); handle.remove()
