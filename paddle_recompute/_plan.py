@@ -160,6 +160,19 @@ def plan(
     prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
                                                              blocks=blocks, **kwargs)
     limit = budget_bytes("plan", budget, prof.total_bytes)
+    chosen, sol = _solve(prof, kinds, limit, solver)
+    table = layer_table(model_or_fn, find_roots(model_or_fn, sample_inputs, kwargs), blocks)
+    return Plan(budget=limit, baseline_bytes=prof.total_bytes,
+                predicted_bytes=prof.outside_bytes + int(sol.memory), extra_s=sol.time,
+                forward_s=prof.forward_s, profile=prof,
+                layers={t: table[t] for c in chosen for t in c.targets},
+                choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets)
+                         for b, c in zip(prof.blocks, chosen, strict=True)])
+
+
+def _solve(prof: Profile, kinds: tuple, limit: int, solver: str) -> tuple:
+    """The chosen candidate per block and the solver's Solution (blocks get what is left
+    of the budget after the bytes saved outside them)."""
     cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
     for b, c in zip(prof.blocks, cands, strict=True):
         if not c:
@@ -171,14 +184,7 @@ def plan(
         least = exc.minimum + prof.outside_bytes
         raise InfeasibleBudget(limit, least, note=f" ({least / max(prof.total_bytes, 1):.3f} of the "
                                f"{prof.total_bytes:,} bytes saved without recompute)") from None
-    chosen = [cs[i] for cs, i in zip(cands, sol.choice, strict=True)]
-    table = layer_table(model_or_fn, find_roots(model_or_fn, sample_inputs, kwargs), blocks)
-    layers = {t: table[t] for c in chosen for t in c.targets}
-    return Plan(budget=limit, baseline_bytes=prof.total_bytes,
-                predicted_bytes=prof.outside_bytes + int(sol.memory), extra_s=sol.time,
-                forward_s=prof.forward_s, profile=prof, layers=layers,
-                choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets)
-                         for b, c in zip(prof.blocks, chosen, strict=True)])
+    return [cs[i] for cs, i in zip(cands, sol.choice, strict=True)], sol
 
 
 def _pooled(cands: list, prof: Profile) -> list:
