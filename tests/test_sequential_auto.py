@@ -113,3 +113,17 @@ def test_budget_lowers_held_memory():
 def test_bad_ctx(ctx, error, match):
     with pytest.raises(error, match=match):
         pr.recompute_sequential(ctx, _chain(3), _x())
+
+
+def test_error_while_profiling_leaves_no_state():
+    class Boom(nn.Layer):
+        def forward(self, x):
+            raise RuntimeError("boom")
+
+    rng = paddle.get_rng_state()
+    with pytest.raises(RuntimeError, match="boom"):
+        pr.recompute_sequential({"segments": "auto"}, [Stage(), Boom()], _x())
+    assert paddle.is_grad_enabled()
+    after = paddle.rand([8]).numpy()  # the Stage's dropout drew numbers before the error
+    paddle.set_rng_state(rng)
+    np.testing.assert_array_equal(after, paddle.rand([8]).numpy())
