@@ -120,9 +120,10 @@ def test_error_while_profiling_leaves_no_state():
         def forward(self, x):
             raise RuntimeError("boom")
 
+    chain, x = [Stage(), Boom()], _x()
     rng = paddle.get_rng_state()
     with pytest.raises(RuntimeError, match="boom"):
-        pr.recompute_sequential({"segments": "auto"}, [Stage(), Boom()], _x())
+        pr.recompute_sequential({"segments": "auto"}, chain, x)
     assert paddle.is_grad_enabled()
     after = paddle.rand([8]).numpy()  # the Stage's dropout drew numbers before the error
     paddle.set_rng_state(rng)
