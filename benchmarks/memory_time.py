@@ -5,7 +5,8 @@ Modes, one model each with identical initial weights:
     line; ``k=0`` is "none".
   * ``plan 50%`` / ``plan 25%``: :func:`paddle_recompute.plan` with that fraction of none's
     forward activation memory (the planner budgets what is saved for backward; the bytes the
-    forward holds besides, its logits, are measured on none and taken off the budget).
+    forward holds besides, its logits, are measured on none and taken off the budget), with
+    ``--calibrate`` rounds of calibration (option times measured as step growth).
   * when ``paddle_recompute.policies`` exists: every block under ``save_matmuls``, the
     ``core_attn`` / ``full_attn`` presets (``apply_recompute_granularity``), and the
     planner with two more per-block options, ``policy:save_matmuls`` (the block) and
@@ -15,12 +16,13 @@ Modes, one model each with identical initial weights:
 Rounds are interleaved (each mode does step r, in rotating order, before any does r + 1);
 medians over the rounds after the warm-up.  Losses must equal none's bit for bit (asserted).
 
-    python benchmarks/memory_time.py [--rounds 3] [--json out.json] [--plot out.png]
+    python benchmarks/memory_time.py [--rounds 3] [--calibrate 2] [--json out.json] [--plot out.png]
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -41,6 +43,8 @@ try:  # selective recompute lands separately; benchmark it when present
     from paddle_recompute import policies
 except ImportError:
     policies = None
+if "policy" not in inspect.signature(pr.recompute).parameters:
+    policies = None  # a policies module from another install, without its recompute
 
 TARGETS = {"plan 50%": (0.50, 1.06), "plan 25%": (0.25, 1.12), "save_matmuls": (0.50, 1.06),
            "core_attn": (0.50, 1.06), "plan+policies 50%": (0.50, 1.06),
@@ -56,6 +60,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds after one warm-up round")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--plot", metavar="FILE", help="write the memory/time plot (PNG)")
+    parser.add_argument("--calibrate", type=int, default=2,
+                        help="planner calibration rounds (0: plan on rerun times alone)")
     return parser.parse_args()
 
 
@@ -86,7 +92,7 @@ def _loss_of(model, cfg):
     return loss
 
 
-def build_modes(cfg: GPTConfig) -> tuple[dict, dict]:
+def build_modes(cfg: GPTConfig, calibrate: int) -> tuple[dict, dict]:
     """Model and optimizer per mode, and the plans made."""
     modes = {f"k={k}": _build(cfg, _first_k(k)) for k in range(cfg.blocks + 1)}
     none_bytes = gpt_model.train_step(*_build(cfg, _first_k(0)), cfg, 0).forward_bytes
@@ -95,15 +101,18 @@ def build_modes(cfg: GPTConfig) -> tuple[dict, dict]:
     if policies is not None:
         variants.append(("plan+policies", _register_policy_options(cfg)))
     for prefix, kinds in variants:
+        prof = None
         for frac in (0.5, 0.25):
             label = f"{prefix} {int(100 * frac)}%"
             model, opt = _build(cfg, _first_k(0))
             tokens, targets = gpt_model.synthetic_batch(cfg, 0)
-            prof = pr.profile(_loss_of(model, cfg), tokens, targets, blocks=list(model.blocks))
+            call = _loss_of(model, cfg)
+            if prof is None:  # one profile (and calibration) per variant, shared by budgets
+                prof = pr.profile(call, tokens, targets, blocks=list(model.blocks))
             held_besides = none_bytes - prof.total_bytes  # logits etc.: not saved for backward
-            plan = pr.plan(_loss_of(model, cfg), tokens, targets, blocks=list(model.blocks),
-                           budget=int(frac * none_bytes - held_besides), profile=prof,
-                           options=kinds)
+            plan = pr.plan(call, tokens, targets, blocks=list(model.blocks), profile=prof,
+                           budget=int(frac * none_bytes - held_besides), options=kinds,
+                           calibrate=calibrate)
             plan.apply(model)
             modes[label] = (model, opt)
             plans[label] = plan
@@ -266,7 +275,7 @@ def main() -> None:
         raise SystemExit("host memory statistics are off: run with FLAGS_enable_host_memory_stat=1")
     print(f"GPT on CPU: {cfg}; 1 warm-up + {args.rounds} interleaved rounds, medians; "
           f"policies {'present' if policies else 'absent'}\n")
-    modes, plans = build_modes(cfg)
+    modes, plans = build_modes(cfg, args.calibrate)
     rows = summarize(run_rounds(cfg, modes, args.rounds))
     report(rows, cfg.blocks)
     print("\nfwd activations: host memory held after forward + loss, minus before. "

@@ -19,6 +19,7 @@ import paddle
 
 from ._layers import find_roots
 from ._plan_apply import AppliedPlan, apply_plan
+from ._plan_calibrate import calibrated
 from ._plan_options import candidates_for, option_kinds, wrap_of
 from ._planner_solve import BLOCK_SOLVERS, InfeasibleBudget, Option
 from ._profile import profile as run_profile
@@ -114,6 +115,7 @@ def plan(
     options: Sequence[str] | None = None,
     solver: str = "exact",
     profile: Profile | None = None,
+    calibrate: int = 0,
     **kwargs: Any,
 ) -> Plan:
     """Choose, per block, how to recompute so activations fit ``budget`` at the least time.
@@ -132,6 +134,10 @@ def plan(
         options: option kinds to consider (default: every registered kind).
         solver: ``"exact"`` (default), ``"greedy"`` or ``"brute_force"``.
         profile: reuse a :class:`Profile` of the same call instead of profiling again.
+        calibrate: rounds of calibration (0: off).  Each option's time becomes the measured
+            growth of a forward + backward with it applied (see ``_plan_calibrate.py``):
+            slower to plan (one forward + backward per option and round), closer to what
+            the step pays.  Stored in the profile and reused.
         **kwargs: keyword arguments of the call.
 
     Returns:
@@ -157,11 +163,20 @@ def plan(
         raise ValueError(f"plan: `solver` must be one of {sorted(BLOCK_SOLVERS)}, got {solver!r}")
     kinds = _kinds(options)
     budget_bytes("plan", budget, 1)  # type and range checks before the (slow) profile
+    if isinstance(calibrate, bool) or not isinstance(calibrate, int) or calibrate < 0:
+        raise ValueError(f"plan: `calibrate` must be an int >= 0 (rounds), got {calibrate!r}")
     prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
                                                              blocks=blocks, **kwargs)
     limit = budget_bytes("plan", budget, prof.total_bytes)
-    chosen, sol = _solve(prof, kinds, limit, solver)
-    table = layer_table(model_or_fn, find_roots(model_or_fn, sample_inputs, kwargs), blocks)
+    roots = find_roots(model_or_fn, sample_inputs, kwargs)
+    table = layer_table(model_or_fn, roots, blocks)
+    cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
+    for b, c in zip(prof.blocks, cands, strict=True):
+        if not c:
+            raise ValueError(f"plan: block {b!r} has no candidate option among kinds {kinds}")
+    if calibrate:
+        cands = calibrated((model_or_fn, sample_inputs, kwargs), table, roots, prof, cands, calibrate)
+    chosen, sol = _solve(prof, cands, limit, solver)
     return Plan(budget=limit, baseline_bytes=prof.total_bytes,
                 predicted_bytes=prof.outside_bytes + int(sol.memory), extra_s=sol.time,
                 forward_s=prof.forward_s, profile=prof,
@@ -170,13 +185,9 @@ def plan(
                          for b, c in zip(prof.blocks, chosen, strict=True)])
 
 
-def _solve(prof: Profile, kinds: tuple, limit: int, solver: str) -> tuple:
+def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:
     """The chosen candidate per block and the solver's Solution (blocks get what is left
     of the budget after the bytes saved outside them)."""
-    cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
-    for b, c in zip(prof.blocks, cands, strict=True):
-        if not c:
-            raise ValueError(f"plan: block {b!r} has no candidate option among kinds {kinds}")
     numbers_only = [[Option(c.name, c.memory, c.time) for c in cs] for cs in cands]
     try:
         sol = BLOCK_SOLVERS[solver](numbers_only, limit - prof.outside_bytes)

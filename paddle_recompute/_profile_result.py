@@ -64,6 +64,8 @@ class Profile:
     parameters, buffers and the inputs (alive anyway).  ``outside_bytes``: the part saved
     outside the blocks (held whatever is recomputed).  ``layers`` maps qualified names
     (``""`` is the root) to rows; ``blocks`` lists the block names in call order.
+    ``step_costs`` (block -> option -> seconds) holds what ``plan(..., calibrate=n)``
+    measured, reused by later plans on this profile.
     """
 
     total_bytes: int
@@ -72,6 +74,7 @@ class Profile:
     blocks: list[str]
     saved: list[SavedTensor]
     repeats: int
+    step_costs: dict[str, dict[str, float]] = field(default_factory=dict)  # see calibrate
 
     @property
     def outside_bytes(self) -> int:

@@ -3,6 +3,7 @@
 import sys
 from pathlib import Path
 
+import numpy as np
 import paddle
 import pytest
 from paddle.base import core
@@ -252,3 +253,39 @@ def test_predicted_bytes_are_measured_bytes_for_every_choice(mask):
     held = core.host_memory_stat_current_value("Allocated", 0) - before
     # exact: the allocator counts requested bytes, and the model adds per-block costs
     assert held - out.size * out.element_size() == predicted + prof.outside_bytes
+
+
+def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
+    model, tokens, targets, _ = gpt
+    prof = pr.profile(model, tokens, repeats=1)
+    calls = [0]
+    hook = model.register_forward_pre_hook(lambda *a: calls.__setitem__(0, calls[0] + 1))
+    rng = paddle.get_rng_state()
+    try:
+        plan = pr.plan(model, tokens, budget=0.3, profile=prof, calibrate=2)
+        n_options = len(prof.step_costs["blocks.0"])
+        # all four blocks are alike: one step per option plus one baseline, per round
+        assert calls[0] == 2 * (1 + n_options)
+        again = pr.plan(model, tokens, budget=0.5, profile=prof, calibrate=2)
+        assert calls[0] == 2 * (1 + n_options)  # reused, nothing measured again
+    finally:
+        hook.remove()
+    assert "full" in prof.step_costs["blocks.0"] and "keep" not in prof.step_costs["blocks.0"]
+    for p in (plan, again):
+        for c in p.choices:
+            assert c.time == (0.0 if c.kind == "keep" else prof.step_costs[c.block][c.option])
+    assert all(p.grad is None for p in model.parameters())  # paddle.grad: .grad untouched
+    after = paddle.rand([4]).numpy()
+    paddle.set_rng_state(rng)
+    np.testing.assert_array_equal(after, paddle.rand([4]).numpy())
+    loss_ref, grads_ref = _step(model, tokens, targets)
+    with plan.apply():
+        loss, grads = _step(model, tokens, targets)
+    assert loss == loss_ref
+    assert_tensors_equal(grads, grads_ref)
+
+
+def test_calibrate_must_be_rounds(gpt):
+    model, tokens, _, prof = gpt
+    with pytest.raises(ValueError, match="calibrate"):
+        pr.plan(model, tokens, budget=0.5, profile=prof, calibrate=True)
