@@ -6,8 +6,10 @@ factors for different options (on the CPU GPT benchmark: MLP sublayer rerun ~65 
 growth ~30 ms per block; whole block ~190 ms and ~143 ms).  Calibration applies each option
 to every block alike (same type, saved and input bytes) at once, times a forward plus a
 ``paddle.grad`` backward (parameters' ``.grad`` untouched; random states and stateful
-buffers put back), and takes the growth over the unchanged model per block; medians over
-``rounds``.  The results are stored in ``Profile.step_costs`` and reused.
+buffers put back), and takes the growth over the unchanged model (timed right before and
+after, after one warm-up step) per block; medians over ``rounds``.  A round costs two
+forward + backward passes per option, so calibration is slow and, on a busy machine,
+noisy.  The results are stored in ``Profile.step_costs`` and reused.
 """
 
 from __future__ import annotations
@@ -49,11 +51,17 @@ def _measure(call, table, roots, params, prof, cands, missing, rounds) -> None:
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
+        _step(call, roots, params)  # warm-up: first-touch allocations would bias the base
         for _ in range(rounds):
-            base = _step(call, roots, params)
+            before = _step(call, roots, params)
             for (idx, name), out in samples.items():
+                # bases alternate with options: each option against the two around it,
+                # since the machine's load drifts over a round
                 with _Wrapped(table, [_candidate(cands[i], name) for i in idx]):
-                    out.append((_step(call, roots, params) - base) / len(idx))
+                    timed = _step(call, roots, params)
+                after = _step(call, roots, params)
+                out.append((timed - (before + after) / 2) / len(idx))
+                before = after
     finally:
         set_grad_enabled(grad)
     for (idx, name), values in samples.items():

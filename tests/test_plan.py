@@ -264,10 +264,11 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     try:
         plan = pr.plan(model, tokens, budget=0.3, profile=prof, calibrate=2)
         n_options = len(prof.step_costs["blocks.0"])
-        # all four blocks are alike: one step per option plus one baseline, per round
-        assert calls[0] == 2 * (1 + n_options)
+        # all four blocks are alike: a warm-up step, then per round a base and, per option,
+        # the option and a base
+        assert calls[0] == 1 + 2 * (1 + 2 * n_options)
         again = pr.plan(model, tokens, budget=0.5, profile=prof, calibrate=2)
-        assert calls[0] == 2 * (1 + n_options)  # reused, nothing measured again
+        assert calls[0] == 1 + 2 * (1 + 2 * n_options)  # reused, nothing measured again
     finally:
         hook.remove()
     assert "full" in prof.step_costs["blocks.0"] and "keep" not in prof.step_costs["blocks.0"]
