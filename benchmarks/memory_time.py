@@ -16,7 +16,7 @@ Modes, one model each with identical initial weights:
 Rounds are interleaved (each mode does step r, in rotating order, before any does r + 1);
 medians over the rounds after the warm-up.  Losses must equal none's bit for bit (asserted).
 
-    python benchmarks/memory_time.py [--rounds 3] [--calibrate 2] [--json out.json] [--plot out.png]
+    python benchmarks/memory_time.py [--rounds 3] [--calibrate 0] [--json out.json] [--plot out.png]
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds after one warm-up round")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--plot", metavar="FILE", help="write the memory/time plot (PNG)")
-    parser.add_argument("--calibrate", type=int, default=2,
+    parser.add_argument("--calibrate", type=int, default=0,
                         help="planner calibration rounds (0: plan on rerun times alone)")
     return parser.parse_args()
 
