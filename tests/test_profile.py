@@ -1,0 +1,175 @@
+"""profile(): exact byte counts on hand-computed models, allocator agreement, no side effects."""
+
+import json
+
+import numpy as np
+import paddle
+import pytest
+from paddle import nn
+from paddle.base import core
+
+import paddle_recompute as pr
+from paddle_recompute import _hooks
+
+
+def _mlp():
+    # saved for backward (x is an input and weights are parameters: alive anyway, not counted):
+    #   ReLU: its output [3, 8] f32 = 96 B; Dropout: its mask [3, 8] uint8 = 24 B;
+    #   the last Linear: its input (the dropout output) [3, 8] f32 = 96 B.  Total 216 B.
+    paddle.seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.5), nn.Linear(8, 2))
+
+
+def _x(shape=(3, 4)):
+    x = paddle.randn(list(shape))
+    x.stop_gradient = False
+    return x
+
+
+def test_hand_computed_bytes():
+    prof = pr.profile(_mlp(), _x(), blocks=["1", "2", "3"], repeats=1)
+    assert prof.total_bytes == 216
+    saved = {name: row.saved_bytes for name, row in prof.layers.items()}
+    assert saved == {"": 216, "0": 0, "1": 96, "2": 24, "3": 96}
+    assert [(s.layer, s.shape, s.dtype, s.nbytes) for s in prof.saved] == [
+        ("1", (3, 8), "float32", 96), ("2", (3, 8), "uint8", 24), ("3", (3, 8), "float32", 96)]
+    assert prof.outside_bytes == 0
+    # input_bytes leave out what is alive anyway: x is the caller's
+    assert prof.layers["0"].input_bytes == 0 and prof.layers["0"].output_bytes == 96
+    assert prof.layers["1"].input_bytes == 96
+
+
+def test_tensor_saved_twice_counts_once_and_created_leaves_count():
+    # relu's output is saved by relu and by the matmul: counted once, for relu
+    def fn(x):
+        y = nn.functional.relu(x)
+        w = paddle.ones([4, 2])  # created inside: a leaf, but alive only through the graph
+        w.stop_gradient = False
+        return paddle.matmul(y, w) * y.sum()
+
+    prof = pr.profile(fn, _x(), blocks=[], repeats=1)
+    # relu's output [3, 4] f32: 48 B once (relu and matmul save it); w [4, 2] f32: 32 B;
+    # the multiply saves both operands: the matmul output [3, 2] f32 24 B and the sum 4 B
+    assert prof.total_bytes == 48 + 32 + 24 + 4
+    assert [s.nbytes for s in prof.saved] == [48, 32, 24, 4]
+
+
+def test_float64_element_size():
+    lin = nn.Linear(4, 4)
+    lin.to(dtype="float64")
+    x = _x().astype("float64")
+    prof = pr.profile(nn.Sequential(lin, nn.Tanh()), x, blocks=[], repeats=1)
+    assert prof.total_bytes == 3 * 4 * 8  # tanh saves its float64 output
+
+
+def _held_after(fn, *args):
+    before = core.host_memory_stat_current_value("Allocated", 0)
+    out = fn(*args)
+    return core.host_memory_stat_current_value("Allocated", 0) - before, out
+
+
+def test_matches_allocator_on_a_transformer():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    import gpt_model
+
+    cfg = gpt_model.GPTConfig(vocab=128, hidden=64, heads=4, blocks=3, seq=64, batch=4)
+    model, _ = gpt_model.build(cfg, "none")
+    tokens, _ = gpt_model.synthetic_batch(cfg, 0)
+    prof = pr.profile(model, tokens, repeats=1)
+    assert prof.blocks == ["blocks.0", "blocks.1", "blocks.2"]
+    held, out = _held_after(model, tokens)
+    counted = prof.total_bytes + out.size * out.element_size()
+    # the host allocator counts requested bytes; allow 1% for allocations it rounds or
+    # caches (measured: equal to the byte on Paddle 3.3.1 CPU)
+    assert abs(held - counted) <= 0.01 * held, (held, counted)
+
+
+class Counted(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return nn.functional.gelu(self.lin(x))
+
+
+def test_times_and_rerun_counted():
+    model = nn.Sequential(Counted(), Counted())
+    prof = pr.profile(model, _x((4, 8)), repeats=2)
+    assert prof.blocks == ["0", "1"]
+    # each run: one forward and one timed re-run per block
+    assert [b.calls for b in model] == [4, 4]
+    for row in prof.block_profiles():
+        assert row.forward_s > 0 and row.recompute_s > 0 and row.calls == 1
+    assert prof.layers["0.lin"].recompute_s is not None  # direct sublayers of blocks too
+    assert prof.forward_s > 0
+
+
+def test_no_side_effects_on_rng_buffers_forward_or_hooks():
+    paddle.seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1D(4), nn.Dropout(0.5), nn.Linear(4, 4))
+    x = _x((6, 4))
+    mean = model[1]._mean.numpy().copy()
+    rng = paddle.get_rng_state()
+    pr.profile(model, x, blocks=["2", "3"], repeats=2)
+    np.testing.assert_array_equal(model[1]._mean.numpy(), mean)
+    assert all("forward" not in layer.__dict__ for layer in model.sublayers(include_self=True))
+    assert not _hooks.active_frames()
+    after = paddle.get_rng_state()
+    paddle.set_rng_state(rng)
+    reference = model(x).numpy()
+    paddle.set_rng_state(after)
+    np.testing.assert_array_equal(model(x).numpy(), reference)
+
+
+def test_error_inside_forward_restores_everything():
+    class Boom(nn.Layer):
+        def forward(self, x):
+            raise RuntimeError("boom")
+
+    model = nn.Sequential(nn.Linear(4, 4), Boom())
+    with pytest.raises(RuntimeError, match="boom"):
+        pr.profile(model, _x(), blocks=["0"])
+    assert all("forward" not in layer.__dict__ for layer in model.sublayers(include_self=True))
+    assert not _hooks.active_frames() and paddle.is_grad_enabled()
+
+
+def test_result_formats():
+    prof = pr.profile(_mlp(), _x(), blocks=["1"], repeats=1)
+    data = json.loads(prof.to_json())
+    assert data["total_bytes"] == 216 and data["blocks"] == ["1"]
+    assert data["layers"]["1"]["saved_bytes"] == 96
+    text = str(prof)
+    assert "ReLU" in text and "*" in text and "total saved for backward" in text
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"blocks": ["nope"]}, ValueError, "'nope' is not a sublayer"),
+    ({"blocks": ["", "1"]}, ValueError, "nested inside"),
+    ({"blocks": ["1", "1"]}, ValueError, "listed twice"),
+    ({"blocks": "1"}, TypeError, "list of Layers"),
+    ({"blocks": [3]}, TypeError, "Layers or names"),
+    ({"blocks": [nn.ReLU()]}, ValueError, "not part of the profiled model"),
+    ({"repeats": 0}, ValueError, "repeats"),
+    ({}, ValueError, "no LayerList/Sequential of repeated blocks"),
+])
+def test_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        pr.profile(_mlp(), _x(), **kwargs)
+
+
+def test_block_not_called():
+    model = _mlp()
+    spare = nn.Linear(2, 2)
+    model.add_sublayer("spare", spare)
+    with pytest.raises(ValueError, match="spare' was not called"):
+        pr.profile(lambda x: model[3](model[2](model[1](model[0](x)))), _x(), blocks=[spare])
+
+
+def test_not_callable():
+    with pytest.raises(TypeError, match="must be a Layer or a function"):
+        pr.profile(3)
