@@ -38,10 +38,11 @@ def test_bench_table_json_and_plot(tmp_path, capsys):
     assert bench("gpt", "--json", str(out_json), "--plot", str(out_png)) == 0
     out, err = capsys.readouterr()
     assert "| mode | step ms | /none | /builtin | fwd act MiB" in out
-    for mode in bench_modes.MODES:
-        assert f"| {mode} |" in out
+    defaults = [name for name, mode in bench_modes.MODES.items() if mode.default]
+    for name, mode in bench_modes.MODES.items():
+        assert (f"| {name} |" in out) == mode.default
     assert "bit-for-bit equal to none (asserted)" in out
-    assert "[" in err and f"{len(bench_modes.MODES) * 4}/{len(bench_modes.MODES) * 4}" in err  # progress bar
+    assert "[" in err and f"{len(defaults) * 4}/{len(defaults) * 4}" in err  # progress bar
     record = json.loads(out_json.read_text())
     assert record["model"] == "gpt" and record["config"]["hidden"] == 32
     assert record["memory"] == "host allocator"
@@ -106,6 +107,22 @@ def test_register_mode_checks_its_arguments():
     with pytest.raises(TypeError, match="must be callable"):
         bench_modes.register_mode("x", runner=3)
     assert "x" not in bench_modes.MODES
+
+
+def test_opt_in_modes_run_with_all_and_keep_losses_exact(tmp_path, capsys):
+    """Policies, presets and the planner: every loss equal to none's, memory below none's."""
+    out_json = tmp_path / "all.json"
+    assert bench("gpt", "--modes", "all", "--json", str(out_json)) == 0
+    record = json.loads(out_json.read_text())
+    extras = [name for name, mode in bench_modes.MODES.items() if not mode.default]
+    assert {"ours save_matmuls", "ours core_attn", "ours plan 50%"} <= set(extras)
+    rows = record["modes"]
+    for name in extras:
+        assert record["losses_vs_none"][name] == "equal", name
+        assert rows[name]["forward_mib"] < rows["none"]["forward_mib"], name
+    # The planner budgets bytes saved for backward; the measured forward memory also holds
+    # the logits (outside any block), hence the 5% slack.
+    assert rows["ours plan 25%"]["forward_mib"] <= 0.25 * rows["none"]["forward_mib"] * 1.05
 
 
 def test_list_modes(capsys):

@@ -39,6 +39,7 @@ class Mode:
     prepare: Callable[[nn.Layer, Any], Runner]
     exact: bool
     description: str
+    default: bool = True
 
 
 MODES: dict[str, Mode] = {}
@@ -51,6 +52,7 @@ def register_mode(
     prepare: Callable[[nn.Layer, Any], Runner] | None = None,
     exact: bool = True,
     description: str = "",
+    default: bool = True,
 ) -> Mode:
     """Add a mode to the benchmark (replacing one of the same name).
 
@@ -61,6 +63,7 @@ def register_mode(
             (a planner); exactly one of the two.
         exact: losses must equal the ``none`` mode's bit for bit.
         description: one line for ``bench --list-modes``.
+        default: run when ``--modes`` is not given (else only by name or ``--modes all``).
 
     Returns:
         The registered :class:`Mode`.
@@ -80,7 +83,7 @@ def register_mode(
     if prepare is None:
         def prepare(model: nn.Layer, inputs: Any, _runner: Runner = runner) -> Runner:
             return _runner
-    mode = Mode(name, prepare, exact, description)
+    mode = Mode(name, prepare, exact, description, default)
     MODES[name] = mode
     return mode
 
@@ -101,3 +104,5 @@ register_mode("builtin non-reentrant", _builtin(False), exact=False,
 register_mode("ours reentrant", _ours(True), description="paddle_recompute.recompute, use_reentrant=True")
 register_mode("ours non-reentrant", _ours(False),
               description="paddle_recompute.recompute, use_reentrant=False")
+
+from . import modes_selective  # noqa: E402,F401  (registers the opt-in policy/planner modes)

@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         owners = ", ".join(m for m, spec in MODELS.items() if name in _fields(spec.config))
         sizes.add_argument(f"--{name}", type=kind, default=None, help=f"({owners})")
     parser.add_argument("--modes", default=None,
-                        help="comma-separated modes to run (default: all; 'none' is always run)")
+                        help="comma-separated modes to run, or 'all' (default: none, the built-in's and ours; "
+                             "policy, preset and planner modes run by name or with 'all'; 'none' always runs)")
     parser.add_argument("--list-modes", action="store_true", help="list the modes and exit")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds (default 3)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
@@ -66,6 +67,8 @@ def _modes(text: str | None) -> list:
     from .._bench.modes import BASELINE, MODES
 
     if text is None:
+        return [m for m in MODES.values() if m.default]
+    if text.strip() == "all":
         return list(MODES.values())
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in MODES]
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         from .._bench.modes import MODES
 
         for mode in MODES.values():
-            print(f"{mode.name:<24} {'exact ' if mode.exact else 'report'} {mode.description}")
+            print(f"{mode.name:<28} {'exact ' if mode.exact else 'report'} {mode.description}")
         return 0
     _check_args(args)
     use_device("bench", args.device)
