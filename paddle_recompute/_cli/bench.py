@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         owners = ", ".join(m for m, spec in MODELS.items() if name in _fields(spec.config))
         sizes.add_argument(f"--{name}", type=kind, default=None, help=f"({owners})")
     parser.add_argument("--modes", default=None,
-                        help="comma-separated modes to run, or 'all' (default: none, the built-in's and ours; "
-                             "policy, preset and planner modes run by name or with 'all'; 'none' always runs)")
+                        help="comma-separated modes, or 'all' (default: none, the built-in's and "
+                             "ours; policy, preset and planner modes run by name or with 'all')")
     parser.add_argument("--list-modes", action="store_true", help="list the modes and exit")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds (default 3)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
