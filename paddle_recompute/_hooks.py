@@ -154,7 +154,9 @@ def saved_tensors_hooks(
 
     Raises:
         TypeError: a hook is not callable.
-        RecomputeError: a plain ``paddle.autograd.saved_tensors_hooks`` is already active.
+        RecomputeError: a hook pair was registered in Paddle's core directly
+            (``core.eager.register_saved_tensors_hooks``); ``paddle.autograd.saved_tensors_hooks``
+            composes (NOTE [ Raw hooks ] in ``_raw_hooks.py``).
 
     Example:
         >>> import paddle, paddle_recompute as pr

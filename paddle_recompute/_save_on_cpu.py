@@ -66,7 +66,9 @@ def save_on_cpu(non_blocking: bool = True) -> Iterator[None]:
 
     Raises:
         TypeError: ``non_blocking`` is not a bool.
-        RecomputeError: a plain ``paddle.autograd.saved_tensors_hooks`` is already active.
+        RecomputeError: a hook pair was registered in Paddle's core directly
+            (``core.eager.register_saved_tensors_hooks``); ``paddle.autograd.saved_tensors_hooks``
+            composes (NOTE [ Raw hooks ] in ``_raw_hooks.py``).
 
     Example:
         >>> import paddle, paddle_recompute as pr
