@@ -13,14 +13,16 @@ where it is 0; the GPU kernel multiplies by ``MT(1.0f / (1.0f - p))`` in the com
 instead.  Kernels differ by device and dtype, so no formula is trusted blindly: the first
 time a (place, dtype, p, mode) is seen, the real kernel runs on a probe of awkward values
 (negative zero, infinities, NaN, subnormals, extremes, random normals) under saved and
-restored generators, its mask is read back from the output's bits (the probe holds no
-``+0``, so an element is kept exactly when its output bits are not all zero), and each
+restored generators, its mask is read back from the output's bits (kept where they are
+not all zero; a kept ``+0`` reads as dropped, and either way its output is ``+0``), and each
 candidate formula is compared with it bit for bit.  The first identical one is used for
 that key from then on; when none is, the key is never replayed (the mask is not kept and
 the operator reruns).
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import paddle
@@ -32,7 +34,7 @@ from ._rng import RngState
 __all__ = ["DropoutReplay", "plan", "verdicts"]
 
 _MODES = ("upscale_in_train", "downgrade_in_infer")
-_FLOATS = {paddle.float32: np.float32, paddle.float64: np.float64}
+_NUMPY_DTYPES = (paddle.float32, paddle.float64)  # numpy has no bfloat16
 verdicts: dict = {}  # (place, dtype, p, mode) -> formula name, or None: never replayed
 
 
@@ -51,8 +53,15 @@ class DropoutReplay:
         if parsed is None or _key(*parsed) != self.key:
             return None
         x, p, mode = parsed
-        with _ops.unobserved(), paddle.no_grad():
+        with _plain():
             return FORMULAS[self.formula](x.detach(), mask, p, mode)
+
+
+@contextlib.contextmanager
+def _plain():
+    """Kernels as they are: unobserved by the region, no autograd, no AMP casts."""
+    with _ops.unobserved(), paddle.no_grad(), paddle.amp.auto_cast(enable=False):
+        yield
 
 
 def _parse(args: tuple, kwargs: dict):
@@ -75,7 +84,7 @@ def _retain(p: float) -> np.float32:
 
 def _numpy(x, mask, p: float, mode: str):
     """CPU, float32/64: ``x / T(1 - p)`` where kept, ``+0`` elsewhere, in one numpy pass."""
-    if not x.place.is_cpu_place() or x.dtype not in _FLOATS:
+    if not x.place.is_cpu_place() or x.dtype not in _NUMPY_DTYPES:
         return None
     xn, keep = x.numpy(), mask.numpy().view(np.bool_)
     out = np.zeros(xn.shape, xn.dtype)
@@ -121,7 +130,6 @@ def _probe(dtype, place):
     tiny = np.finfo(np.float32).tiny
     special = [-0.0, np.inf, -np.inf, np.nan, tiny / 8, -tiny / 8, tiny, 3e38, -3e38, 1.0, -1.0]
     values = np.concatenate([special, rng.standard_normal(4096) * 10.0 ** rng.integers(-6, 6, 4096)])
-    values[values == 0.0] = 1.0  # +0 would hide whether the kernel kept the element (-0 is fine)
     return paddle.to_tensor(values.astype(np.float32), place=place).astype(dtype)
 
 
@@ -131,7 +139,7 @@ def _bits(t) -> bytes:
 
 def _calibrate(x, p: float, mode: str) -> str | None:
     """The first formula bit-identical with the real kernel on a probe, or None."""
-    with _ops.unobserved(), paddle.no_grad():
+    with _plain():
         return _first_identical(_probe(x.dtype, x.place), p, mode)
 
 
@@ -139,6 +147,8 @@ def _first_identical(probe, p: float, mode: str) -> str | None:
     saved = RngState.capture_generators()
     try:
         out = _C_ops.dropout(probe, None, p, False, mode, 0, False)
+    except Exception:  # noqa: BLE001 - a probe the kernel refuses: never replay, never fail
+        return None
     finally:
         saved.apply()  # the probe's draws never happened, as far as the region can tell
     if out.dtype != probe.dtype:

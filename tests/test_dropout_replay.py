@@ -159,3 +159,40 @@ def test_only_the_masks_are_held():
     # the only difference is the masks (the allocator rounds each block up to 64 bytes)
     assert 0 <= masks - nothing - mask_bytes <= 2 * 64
     assert masks - nothing < 64 * 4 * 128 * 4  # less than the first dropout's float output alone
+
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_parity_inside_autocast(level):
+    """The rebuild runs with AMP off: it reproduces the kernel's own dtype arithmetic."""
+
+    def make():
+        layer = MLP(0.3, MODES[0])
+        x = requires_grad(paddle.randn([2, 8, 16]))
+
+        def fn(x):
+            with paddle.amp.auto_cast(level=level, dtype="bfloat16"):
+                return layer(x).astype("float32")
+
+        return fn, (x,), {}, [x, *layer.parameters()]
+
+    with counting_ops("dropout") as counts:
+        assert_matches_plain(make, use_reentrant=False, policy=MASKS_AND_MATMULS)
+    assert counts == {"dropout": 2}
+    assert list(_dropout_replay.verdicts.values()) == ["numpy"]
+
+
+def test_bfloat16_dropout_has_no_cpu_formula_and_reruns():
+    """No formula matches here (numpy has no bfloat16, ``where`` no bfloat16 CPU kernel)."""
+
+    def make():
+        x = requires_grad(paddle.randn([4, 32]))
+
+        def fn(x):
+            return F.dropout(x.astype("bfloat16"), 0.3).astype("float32") * x
+
+        return fn, (x,), {}, [x]
+
+    with counting_ops("dropout") as counts:
+        assert_matches_plain(make, use_reentrant=False, policy=policies.save_dropout_masks)
+    assert counts == {"dropout": 2}  # forward and recomputation
+    assert list(_dropout_replay.verdicts.values()) == [None]
