@@ -83,14 +83,19 @@ def _retain(p: float) -> np.float32:
 
 
 def _numpy(x, mask, p: float, mode: str):
-    """CPU, float32/64: ``x / T(1 - p)`` where kept, ``+0`` elsewhere, in one numpy pass."""
+    """CPU, float32/64: ``x / T(1 - p)`` where kept, ``+0`` elsewhere, in one numpy pass.
+
+    Works on the tensors' own buffers (DLPack, no copies); the output is allocated by Paddle.
+    """
     if not x.place.is_cpu_place() or x.dtype not in _NUMPY_DTYPES:
         return None
-    xn, keep = x.numpy(), mask.numpy().view(np.bool_)
-    out = np.zeros(xn.shape, xn.dtype)
+    out = paddle.empty(x.shape, x.dtype)
+    view = np.from_dlpack(out)
+    view.fill(0)
+    keep = np.from_dlpack(mask.detach()).view(np.bool_)
     with np.errstate(all="ignore"):  # inf / NaN inputs divide as in the kernel, silently
-        _numpy_select(xn, keep, p, mode, out)
-    return paddle.to_tensor(out, place=x.place)
+        _numpy_select(np.from_dlpack(x.detach()), keep, p, mode, view)
+    return out
 
 
 def _numpy_select(xn, keep, p: float, mode: str, out) -> None:
