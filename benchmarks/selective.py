@@ -10,6 +10,10 @@ set by default here, the CPU-time ratios are far steadier on a shared machine).
 
     python benchmarks/selective.py [--rounds 5] [--modes none,full,...] [--json out.json]
     python benchmarks/selective.py --breakdown   # which kernels each policy reruns, one block
+
+On a shared machine "none" varies most (its 420 MiB of fresh activations page-fault through
+glibc's mmap path); ``MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296``
+keeps freed memory in the heap and steadies it.  Results: ``results/selective_masks_cpu*.json``.
 """
 
 from __future__ import annotations
