@@ -11,9 +11,11 @@ set by default here, the CPU-time ratios are far steadier on a shared machine).
     python benchmarks/selective.py [--rounds 5] [--modes none,full,...] [--json out.json]
     python benchmarks/selective.py --breakdown   # which kernels each policy reruns, one block
 
-On a shared machine "none" varies most (its 420 MiB of fresh activations page-fault through
-glibc's mmap path); ``MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296``
-keeps freed memory in the heap and steadies it.  Results: ``results/selective_masks_cpu*.json``.
+Measured on the shared 2-core CPU box: with 7-8 modes in one process, "none" ran at
+4.4-5.4 s CPU a step against 4.0-4.2 s with 4 modes, which flatters every ratio (cause not
+pinned down: glibc's mmap path accounts for only ~0.3 s of system time; tuning it with
+``MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296`` did not remove the
+gap).  Take ratios from runs with few modes.  Results: ``results/selective_masks_cpu*.json``.
 """
 
 from __future__ import annotations
