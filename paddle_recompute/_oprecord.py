@@ -65,7 +65,7 @@ class OpRecord:
     """One operator call of the forward: its packed slots and, if kept, its outputs."""
 
     __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
-                 "flags", "versions", "input_shapes", "rng", "skippable")
+                 "flags", "versions", "input_shapes", "rng", "skippable", "mask", "remake")
 
     def __init__(self, name: str, first: int):
         self.name = name
@@ -73,6 +73,9 @@ class OpRecord:
         self.pending = []
         self.rng = None
         self.skippable = False
+        self.mask = None  # dropout's kept mask (value, host place or None), and how to rebuild
+        # its output from it (NOTE [ Dropout mask replay ] in _dropout_replay.py)
+        self.remake = None
 
     def update_skippable(self) -> None:
         # An in-place operator saved its input after changing it: the rerun's input holds
@@ -80,6 +83,21 @@ class OpRecord:
         self.skippable = (not self.name.endswith("_") and all(h is not None for h in self.held)
                           and all(s is not None and s >= KEPT for s in self.slots)
                           and (self.rng is not None or not _ops.draws_random(self.name)))
+
+    def rebuildable(self) -> bool:
+        """A dropout whose mask alone was kept: its output can be rebuilt without the kernel."""
+        return (self.remake is not None and self.rng is not None
+                and all(s is not None and s >= KEPT for s in self.slots))
+
+    def rebuild(self, args: tuple):
+        """Dropout's output from the rerun's ``args`` and the kept mask (None: run the kernel)."""
+        value, place = self.mask
+        out = self.remake.rebuild(args, value if place is None else to_place(value, place))
+        if out is None:
+            return None
+        out.stop_gradient = self.flags[0]
+        self.rng.apply()  # where running the operator would have left the generators
+        return _tree.unflatten(self.spec, [out])
 
     def unchanged(self) -> bool:
         """Kept device outputs not modified in place since the forward (host copies cannot be)."""

@@ -22,7 +22,7 @@ from paddle import _C_ops
 
 from . import _hooks
 
-__all__ = ["installed", "is_installed", "draws_random", "ORIGINALS"]
+__all__ = ["installed", "unobserved", "is_installed", "draws_random", "ORIGINALS"]
 
 ORIGINALS = {
     name: fn for name, fn in vars(_C_ops).items()
@@ -80,3 +80,22 @@ class installed:
         _DEPTH[0] -= 1
         if _DEPTH[0] == 0:
             vars(_C_ops).update(ORIGINALS)
+
+
+class unobserved:
+    """Context manager: the original operators for the body, even inside a policy region.
+
+    For work a region does on its own behalf (calibrating, rebuilding a dropout output) that
+    must not be numbered as the recomputed function's operators.
+    """
+
+    __slots__ = ("was",)
+
+    def __enter__(self) -> None:
+        self.was = _DEPTH[0] > 0
+        if self.was:
+            vars(_C_ops).update(ORIGINALS)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was:
+            vars(_C_ops).update(_WRAPPED)

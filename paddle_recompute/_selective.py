@@ -18,15 +18,19 @@ slots from the rerun's inputs, exactly as the operator's own pack calls would ha
 An operator that draws random numbers (``_ops.draws_random``) is skipped only if the region
 preserves RNG state: the forward snapshots Paddle's generators right after it and the skip
 sets them to that snapshot, so later random operators draw as in forward (the rerun reached
-the operator with the forward's pre-operator state, by NOTE [ Replay ]).  Operators that
-cannot be skipped run.
+the operator with the forward's pre-operator state, by NOTE [ Replay ]).  A dropout whose
+mask alone was kept is not run either: its output is rebuilt from the mask and the rerun's
+input (NOTE [ Dropout mask replay ] in ``_dropout_replay.py``), with the same snapshot.
+Operators that cannot be skipped run.
 """
 
 from __future__ import annotations
 
 import weakref
 
-from . import _ops, _tree
+import paddle
+
+from . import _dropout_replay, _ops, _tree
 from ._check import tensor_meta as _meta
 from ._debug import op_label as _label
 from ._errors import RecomputeError
@@ -125,8 +129,10 @@ class PolicyFrame(_Frame):
             answer = self.policy(PolicyInfo(name, None, i, t, op.input_shapes))
             if answer:
                 self._hold(op, i, t, answer)
+        if name == "dropout" and self.state.rng is not None and op.held[0] is None:
+            self._keep_mask(op, (args, kwargs), out)
         if (self.state.rng is not None and _ops.draws_random(name)
-                and all(h is not None for h in op.held)):
+                and (op.mask is not None or all(h is not None for h in op.held))):
             op.rng = RngState.capture_generators()
         self._decide_slots(op, leaves, inputs)
         return out
@@ -137,6 +143,23 @@ class PolicyFrame(_Frame):
             self.offloaded[t.data_ptr()] = (*host, weakref.ref(t))
         else:
             op.held[i] = self.kept_ptrs[t.data_ptr()] = t.detach()
+
+    def _keep_mask(self, op: OpRecord, call: tuple, out) -> None:
+        """Ask about dropout's mask (its intermediate output 1); see NOTE [ Dropout mask replay ]."""
+        mask = next((t for _, t, _ in op.pending if t.dtype == paddle.uint8), None)
+        if mask is None:
+            return
+        answer = self.policy(PolicyInfo(op.name, None, 1, mask, op.input_shapes))
+        remake = _dropout_replay.plan(*call, out) if answer else None
+        if remake is None:  # not wanted, or no formula matches this kernel bit for bit
+            return
+        if isinstance(answer, Offload):
+            op.mask = host = to_host(mask)
+            self.offloaded[mask.data_ptr()] = (*host, weakref.ref(mask))
+        else:
+            op.mask = (mask.detach(), None)
+            self.kept_ptrs[mask.data_ptr()] = op.mask[0]
+        op.remake = remake
 
     def _decide_slots(self, op: OpRecord, leaves: list, inputs) -> None:
         all_kept = all(h is not None for h in op.held)
@@ -209,27 +232,38 @@ class _Observing:
 class _PolicyRecomputation(_Recomputation):
     """Rerun of a policy region: skips the operators whose outputs were kept."""
 
-    __slots__ = ("op_index", "skipped")
+    __slots__ = ("op_index", "skipped", "rebuilt")
 
     def __init__(self, frame: PolicyFrame, needed: set):
         super().__init__(frame, needed)
         self.op_index = 0
         self.skipped = 0
+        self.rebuilt = 0  # dropout outputs rebuilt from their kept masks
 
     def observe_op(self, name, fn, args, kwargs):
         ops = self.frame.ops
         k = self.op_index
         self.op_index = k + 1
         op = ops[k] if k < len(ops) else None
-        if op is None or not op.skippable or op.name != name or not op.unchanged():
+        # A different operator or pack count: the rerun took another path; let the checks report it.
+        if op is None or op.name != name or self.count != op.first:
             return fn(*args, **kwargs)
-        if self.count != op.first:  # the rerun took another path: let the checks report it
-            return fn(*args, **kwargs)
+        if op.skippable and op.unchanged():
+            self._fill_slots(op, args, kwargs)
+            self.skipped += 1
+            return op.replay()
+        if op.rebuildable() and not kwargs:
+            out = op.rebuild(args)
+            if out is not None:  # else called otherwise than in forward: run it
+                self._fill_slots(op, args, kwargs)
+                self.rebuilt += 1
+                return out
+        return fn(*args, **kwargs)
+
+    def _fill_slots(self, op, args: tuple, kwargs: dict) -> None:
         inputs = Inputs(args, kwargs)
         for source in op.slots:
             self._fill(source, inputs)
-        self.skipped += 1
-        return op.replay()
 
     def _fill(self, source: int, inputs) -> None:
         """What this slot's pack call would have done in a rerun of the operator.

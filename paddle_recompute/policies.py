@@ -11,6 +11,11 @@ output of every operator called inside the region (see NOTE [ Selective recomput
 * ``False`` (:data:`RECOMPUTE`): free it; recompute it in backward if needed.
 * :data:`OFFLOAD`: keep it, but on the host until backward (pinned memory on GPU).
 
+Dropout is also asked about its mask (``op="dropout"``, ``output_index=1``, uint8: Paddle's
+intermediate output, saved for backward) when its output is not kept.  Keeping the mask
+alone lets the recomputation rebuild the output from it instead of drawing the random
+numbers again (see NOTE [ Dropout mask replay ] in ``_dropout_replay.py``).
+
 Tensors produced by operators that do not pass through ``paddle._C_ops`` (``x + y``,
 ``x * 2``, ``x @ y``) are never shown to a policy: they are recomputed.  Region inputs and
 parameters saved for backward are always kept (they are alive anyway).
@@ -30,7 +35,7 @@ from collections.abc import Callable
 __all__ = [
     "MATMUL_OPS", "OFFLOAD", "RECOMPUTE", "SAVE", "Offload", "PolicyInfo",
     "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
-    "save_matmuls", "save_matmuls_no_batch", "save_names",
+    "save_dropout_masks", "save_matmuls", "save_matmuls_no_batch", "save_names",
 ]
 
 
@@ -117,6 +122,16 @@ def save_matmuls(info: PolicyInfo) -> bool:
 def save_matmuls_no_batch(info: PolicyInfo) -> bool:
     """Keep weight matmuls only (JAX's dots_with_no_batch_dims): attention scores are large but cheap."""
     return info.op in MATMUL_OPS and not _is_batched_matmul(info)
+
+
+def save_dropout_masks(info: PolicyInfo) -> bool:
+    """Keep dropout masks (1 byte an element): rebuilding the output beats redrawing the numbers.
+
+    Combine it: ``save_any_of(save_matmuls_no_batch, save_dropout_masks)``.  Needs the region
+    to preserve RNG state (the default); a mask is kept only where a rebuild was checked
+    bit-identical with this device's kernel, else dropout reruns.
+    """
+    return info.op == "dropout" and info.output_index == 1
 
 
 def save_all_but_attention_core(info: PolicyInfo) -> bool:
