@@ -31,13 +31,13 @@ from pathlib import Path
 
 os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")  # before Paddle is imported
 _ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(_ROOT), str(_ROOT / "examples")]  # this checkout's package, then the model
+sys.path.insert(0, str(_ROOT))  # this checkout's package
 
-import gpt_model  # noqa: E402
 import paddle.nn.functional as F  # noqa: E402
-from gpt_model import GPTConfig, MiB  # noqa: E402
 
 import paddle_recompute as pr  # noqa: E402
+from paddle_recompute._bench import harness as gpt_model  # noqa: E402
+from paddle_recompute._bench.harness import GPTConfig, MiB  # noqa: E402
 
 try:  # selective recompute lands separately; benchmark it when present
     from paddle_recompute import policies

@@ -31,15 +31,14 @@ from pathlib import Path
 
 os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")  # before Paddle is imported
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import gpt_model  # noqa: E402
 import paddle  # noqa: E402
-from gpt_model import GPT, GPTConfig, MiB  # noqa: E402
 
 import paddle_recompute as pr  # noqa: E402
 from paddle_recompute import policies  # noqa: E402
+from paddle_recompute._bench import harness as gpt_model  # noqa: E402
+from paddle_recompute._bench.harness import GPT, GPTConfig, MiB  # noqa: E402
 
 
 def _policy_runner(policy):

@@ -1,7 +1,5 @@
 """plan() / apply_plan(): exact parity, budgets honoured in measured memory, reversibility, errors."""
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import paddle
@@ -10,10 +8,8 @@ from paddle.base import core
 
 import paddle_recompute as pr
 from paddle_recompute import _plan_options
+from paddle_recompute._bench import harness as gpt_model  # noqa: E402
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-import gpt_model  # noqa: E402
 
 CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=4, dropout=0.1)
 

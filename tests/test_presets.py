@@ -1,8 +1,6 @@
 """Transformer presets (``apply_recompute_granularity``): parity, what reruns, memory order."""
 
 import gc
-import sys
-from pathlib import Path
 
 import paddle
 import pytest
@@ -12,10 +10,8 @@ from paddle import nn
 from paddle.base import core
 
 from paddle_recompute import apply_recompute_granularity
+from paddle_recompute._bench import harness as gpt_model  # noqa: E402
 from paddle_recompute.testing import assert_tensors_equal
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-import gpt_model  # noqa: E402
 
 GRANULARITIES = ["none", "full", "full_attn", "core_attn"]
 SMALL = gpt_model.GPTConfig(vocab=64, hidden=32, heads=4, blocks=2, seq=16, batch=2, dropout=0.2)

@@ -69,10 +69,7 @@ def _held_after(fn, *args):
 
 
 def test_matches_allocator_on_a_transformer():
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-    import gpt_model
+    from paddle_recompute._bench import harness as gpt_model
 
     cfg = gpt_model.GPTConfig(vocab=128, hidden=64, heads=4, blocks=3, seq=64, batch=4)
     model, _ = gpt_model.build(cfg, "none")

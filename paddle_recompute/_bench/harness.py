@@ -1,9 +1,8 @@
-"""Compatibility module: the GPT model and measured step now live in the package.
+"""The GPT benchmark model with a one-call build and measured training step.
 
-``paddle_recompute._bench`` holds the model (``gpt.py``), the runners (``modes.py``) and
-the measured step (``measure.py``) used by ``paddle-recompute bench``; this module keeps
-the names earlier scripts and tests import from ``examples/gpt_model.py``.  New code
-should import from ``paddle_recompute._bench`` (or run ``paddle-recompute bench``).
+For the scripts in ``benchmarks/`` and the tests: ``build(cfg, mode)`` gives a seeded model
+and its optimizer, with the blocks run through one of the five layer-level modes, and
+``train_step`` measures one step on the host allocator.
 """
 
 from __future__ import annotations
