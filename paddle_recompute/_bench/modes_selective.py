@@ -49,6 +49,10 @@ def _planned(budget: float):
 for _name in ("save_matmuls", "save_matmuls_no_batch"):
     register_mode(f"ours {_name}", _policy(getattr(policies, _name)), default=False,
                   description=f"non-reentrant, policy=policies.{_name}")
+register_mode("ours save_matmuls_no_batch+masks",
+              _policy(policies.save_any_of(policies.save_matmuls_no_batch, policies.save_dropout_masks)),
+              default=False, description="non-reentrant, policy=save_any_of(save_matmuls_no_batch, "
+                                         "save_dropout_masks): dropout outputs rebuilt from masks")
 for _granularity in ("full_attn", "core_attn"):
     register_mode(f"ours {_granularity}", prepare=_preset(_granularity), default=False,
                   description=f"apply_recompute_granularity(block, {_granularity!r}) on every block")
