@@ -22,6 +22,7 @@ medians over the rounds after the warm-up.  Losses must equal none's bit for bit
 from __future__ import annotations
 
 import argparse
+import gc
 import inspect
 import json
 import os
@@ -133,6 +134,7 @@ def _held_by(block, wrap_target, wrap, x) -> int:
     previous = wrap_target.__dict__.get("forward")
     wrap_target.forward = wrap(wrap_target.forward)
     try:
+        gc.collect()  # garbage of earlier models freed during the call would read as negative bytes
         before = gpt_model.allocated()
         out = block(x)
         return gpt_model.allocated() - before - out.size * out.element_size()
