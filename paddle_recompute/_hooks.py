@@ -21,7 +21,7 @@ from . import _raw_hooks
 from ._amp import set_grad_enabled
 from ._errors import RecomputeError
 
-__all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "UserFrame"]
+__all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "UserFrame", "Kept"]
 
 _STACK: list = []
 _ADOPTED: list = []  # raw Paddle pairs at the bottom of _STACK, see NOTE [ Raw hooks ]
@@ -119,6 +119,18 @@ class pushed:
 
     def __exit__(self, *exc: object) -> None:
         pop(self.frame)
+
+
+class Kept:
+    """A packed tensor kept as it is (a frame that saves instead of recomputing)."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def unpack(self):
+        return self.tensor
 
 
 class _UserPacked:

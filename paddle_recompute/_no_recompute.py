@@ -20,23 +20,13 @@ from ._rng import RngState
 __all__ = ["no_recompute"]
 
 
-class _Kept:
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor):
-        self.tensor = tensor
-
-    def unpack(self):
-        return self.tensor
-
-
 class _KeepFrame:
     """Saved tensors stay as they are: the activations of a ``no_recompute`` call."""
 
     __slots__ = ()
 
     def pack(self, tensor):
-        return _Kept(tensor)
+        return _hooks.Kept(tensor)
 
 
 _KEEP = _KeepFrame()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from . import _hooks
 from ._debug import op_label
 from ._profile_result import SavedTensor
 
@@ -45,16 +46,6 @@ def producer(tensor) -> str:
     return _CAMEL.sub("_", name[:-len("GradNode")]).lower()
 
 
-class _Kept:
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor):
-        self.tensor = tensor
-
-    def unpack(self):
-        return self.tensor
-
-
 class _Entry:
     __slots__ = ("nbytes", "owner", "savers", "record")
 
@@ -76,7 +67,7 @@ class Counter:
     def pack(self, tensor):
         if tensor._is_initialized():
             self._count(tensor)
-        return _Kept(tensor)
+        return _hooks.Kept(tensor)
 
     def _count(self, t) -> None:
         key = tensor_key(t)
