@@ -70,11 +70,11 @@ def _install() -> None:
         core.eager.register_saved_tensors_hooks(_pack, _unpack)
     except ValueError as exc:
         raise RecomputeError(
-            "recompute(use_reentrant=False): another paddle.autograd.saved_tensors_hooks is "
-            "already active, and Paddle allows only one pair at a time. Register your hooks "
-            "with paddle_recompute.saved_tensors_hooks(pack, unpack) (or enter "
-            "paddle.autograd.saved_tensors_hooks, not core.eager.register_saved_tensors_hooks) "
-            "instead: those compose with recompute regions."
+            "recompute(use_reentrant=False): a saved-tensor hook pair registered directly in "
+            "Paddle's core (core.eager.register_saved_tensors_hooks) is active, and Paddle "
+            "allows only one pair at a time. Register your hooks with "
+            "paddle_recompute.saved_tensors_hooks(pack, unpack) or enter "
+            "paddle.autograd.saved_tensors_hooks instead: those compose with recompute regions."
         ) from exc
 
 
