@@ -101,6 +101,29 @@ def test_rounds_are_interleaved_in_rotating_order():
     assert all(len(steps) == 3 for steps in run.stats.values())
 
 
+def test_warm_rounds_time_the_second_of_two_consecutive_steps(monkeypatch):
+    """With ``warm``, each mode's timed step directly follows its own untimed step."""
+    from paddle_recompute._bench import rounds as rounds_module
+    from paddle_recompute._bench.memory import HostMemory
+
+    calls = []
+    real = rounds_module.train_step
+
+    def spy(model, optimizer, spec, cfg, step, memory, seed=0):
+        calls.append((id(model), step))
+        return real(model, optimizer, spec, cfg, step, memory, seed)
+
+    monkeypatch.setattr(rounds_module, "train_step", spy)
+    spec = MODELS["mlp"]
+    cfg = spec.config(hidden=8, blocks=1, batch=4)
+    modes = [bench_modes.MODES[n] for n in ("none", "ours non-reentrant")]
+    run = run_rounds(spec, cfg, modes, HostMemory(), rounds=2, warmup=1, warm=True)
+    assert [step for _, step in calls] == [0, 1, 0, 1, 2, 3, 2, 3, 4, 5, 4, 5]
+    assert all(calls[i][0] == calls[i + 1][0] for i in range(0, len(calls), 2))  # same model twice
+    assert all(len(steps) == 3 for steps in run.stats.values())
+    assert run.stats["none"][0].loss == run.stats["ours non-reentrant"][0].loss  # step 1 of each
+
+
 def test_register_mode_checks_its_arguments():
     with pytest.raises(TypeError, match="exactly one of `runner` and `prepare`"):
         bench_modes.register_mode("x")

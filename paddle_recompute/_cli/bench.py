@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list-modes", action="store_true", help="list the modes and exit")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds (default 3)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+    parser.add_argument("--warm", action="store_true",
+                        help="run each mode's timed step right after an untimed step of the same mode "
+                             "(no mode pays for memory the others handed back; twice the time)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initial weights")
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -124,12 +127,13 @@ def _bench(args: argparse.Namespace, spec: Any, cfg: Any, modes: list, memory: A
     from .._bench.rounds import run_rounds
 
     print(f"{spec.describe(cfg)} on {paddle.get_device()} ({memory.kind}); {len(modes)} modes, "
-          f"{args.warmup} warm-up + {args.rounds} interleaved rounds, medians\n", flush=True)
+          f"{args.warmup} warm-up + {args.rounds} interleaved rounds"
+          f"{' (each timed step after an untimed one)' if args.warm else ''}, medians\n", flush=True)
     ticks = len(modes) * (args.warmup + args.rounds + (1 if args.plot else 0))
     bar = Progress(ticks, enabled=not args.quiet)
     try:
         result = run_rounds(spec, cfg, modes, memory, rounds=args.rounds, warmup=args.warmup,
-                            timeline=bool(args.plot), seed=args.seed, tick=bar)
+                            timeline=bool(args.plot), seed=args.seed, warm=args.warm, tick=bar)
     finally:
         bar.close()
     rows, losses = summarize(result), loss_check(result)
