@@ -59,6 +59,9 @@ def parse_args() -> argparse.Namespace:
         parser.add_argument(f"--{name}", type=int, default=getattr(defaults, name))
     parser.add_argument("--dropout", type=float, default=defaults.dropout)
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds after one warm-up round")
+    parser.add_argument("--warm", action="store_true",
+                        help="each mode runs an untimed step right before its timed one (see "
+                             "paddle_recompute/_bench/rounds.py: interleaving flatters recompute)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--plot", metavar="FILE", help="write the memory/time plot (PNG)")
     parser.add_argument("--calibrate", type=int, default=0,
@@ -183,12 +186,15 @@ def _register_policy_options(cfg) -> tuple:
     return ("keep", "full", "sub", "policy:save_matmuls", "policy:core_attn")
 
 
-def run_rounds(cfg: GPTConfig, modes: dict, rounds: int) -> dict:
+def run_rounds(cfg: GPTConfig, modes: dict, rounds: int, warm: bool = False) -> dict:
     names = list(modes)
     stats: dict = {m: [] for m in names}
+    stride = 2 if warm else 1
     for step in range(1 + rounds):
         for m in names[step % len(names):] + names[:step % len(names)]:
-            stats[m].append(gpt_model.train_step(*modes[m], cfg, step, seed=0))
+            if warm:
+                gpt_model.train_step(*modes[m], cfg, stride * step, seed=0)
+            stats[m].append(gpt_model.train_step(*modes[m], cfg, stride * step + stride - 1, seed=0))
         print(f"  round {step} done" + (" (warm-up)" if step == 0 else ""), file=sys.stderr)
     return stats
 
@@ -278,14 +284,14 @@ def main() -> None:
     print(f"GPT on CPU: {cfg}; 1 warm-up + {args.rounds} interleaved rounds, medians; "
           f"policies {'present' if policies else 'absent'}\n")
     modes, plans = build_modes(cfg, args.calibrate)
-    rows = summarize(run_rounds(cfg, modes, args.rounds))
+    rows = summarize(run_rounds(cfg, modes, args.rounds, args.warm))
     report(rows, cfg.blocks)
     print("\nfwd activations: host memory held after forward + loss, minus before. "
           "Losses equal none's bit for bit in every mode (asserted).\n"
           "below k-line: below the straight line through k=0 and k=all, by median / best time.")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"config": vars(cfg), "rounds": args.rounds, "modes": rows,
+            json.dump({"config": vars(cfg), "rounds": args.rounds, "warm": args.warm, "modes": rows,
                        "plans": {k: p.to_dict() for k, p in plans.items()}}, fh, indent=2)
         print(f"wrote {args.json}")
     if args.plot:
