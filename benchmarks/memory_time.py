@@ -7,7 +7,7 @@ Modes, one model each with identical initial weights:
     forward activation memory (the planner budgets what is saved for backward; the bytes the
     forward holds besides, its logits, are measured on none and taken off the budget), with
     ``--calibrate`` rounds of calibration (option times measured as step growth).
-  * when ``paddle_recompute.policies`` exists: every block under ``save_matmuls``, the
+  * every block under ``save_matmuls``, the
     ``core_attn`` / ``full_attn`` presets (``apply_recompute_granularity``), and the
     planner with two more per-block options, ``policy:save_matmuls`` (the block) and
     ``policy:core_attn`` (its attention layer, ``save_all_but_attention_core``), whose
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import inspect
 import json
 import os
 import statistics
@@ -37,15 +36,9 @@ sys.path.insert(0, str(_ROOT))  # this checkout's package
 import paddle.nn.functional as F  # noqa: E402
 
 import paddle_recompute as pr  # noqa: E402
+from paddle_recompute import policies  # noqa: E402
 from paddle_recompute._bench import harness as gpt_model  # noqa: E402
 from paddle_recompute._bench.harness import GPTConfig, MiB  # noqa: E402
-
-try:  # selective recompute lands separately; benchmark it when present
-    from paddle_recompute import policies
-except ImportError:
-    policies = None
-if "policy" not in inspect.signature(pr.recompute).parameters:
-    policies = None  # a policies module from another install, without its recompute
 
 TARGETS = {"plan 50%": (0.50, 1.06), "plan 25%": (0.25, 1.12), "save_matmuls": (0.50, 1.06),
            "core_attn": (0.50, 1.06), "plan+policies 50%": (0.50, 1.06),
@@ -102,8 +95,7 @@ def build_modes(cfg: GPTConfig, calibrate: int) -> tuple[dict, dict]:
     none_bytes = gpt_model.train_step(*_build(cfg, _first_k(0)), cfg, 0).forward_bytes
     plans = {}
     variants = [("plan", None)]
-    if policies is not None:
-        variants.append(("plan+policies", _register_policy_options(cfg)))
+    variants.append(("plan+policies", _register_policy_options(cfg)))
     for prefix, kinds in variants:
         prof = None
         for frac in (0.5, 0.25):
@@ -121,14 +113,12 @@ def build_modes(cfg: GPTConfig, calibrate: int) -> tuple[dict, dict]:
             modes[label] = (model, opt)
             plans[label] = plan
             print(f"{label}:\n{plan}\n", file=sys.stderr)
-    if policies is not None:
-        modes["save_matmuls"] = _build(cfg, _policy_runner(policies.save_matmuls))
-        preset = getattr(pr, "apply_recompute_granularity", None)
-        for granularity in ("core_attn", "full_attn") if preset else ():
-            model, opt = _build(cfg, _first_k(0))
-            for block in model.blocks:
-                preset(block, granularity)
-            modes[granularity] = (model, opt)
+    modes["save_matmuls"] = _build(cfg, _policy_runner(policies.save_matmuls))
+    for granularity in ("core_attn", "full_attn"):
+        model, opt = _build(cfg, _first_k(0))
+        for block in model.blocks:
+            pr.apply_recompute_granularity(block, granularity)
+        modes[granularity] = (model, opt)
     return modes, plans
 
 
@@ -281,8 +271,7 @@ def main() -> None:
                     seq=args.seq, batch=args.batch, dropout=args.dropout)
     if not gpt_model.memory_stats_enabled():
         raise SystemExit("host memory statistics are off: run with FLAGS_enable_host_memory_stat=1")
-    print(f"GPT on CPU: {cfg}; 1 warm-up + {args.rounds} interleaved rounds, medians; "
-          f"policies {'present' if policies else 'absent'}\n")
+    print(f"GPT on CPU: {cfg}; 1 warm-up + {args.rounds} interleaved rounds, medians\n")
     modes, plans = build_modes(cfg, args.calibrate)
     rows = summarize(run_rounds(cfg, modes, args.rounds, args.warm))
     report(rows, cfg.blocks)

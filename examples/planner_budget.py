@@ -65,9 +65,6 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("blocks", "hidden", "heads", "seq", "batch", "vocab"):
         parser.add_argument(f"--{name}", type=int, default=getattr(defaults, name))
     args = parser.parse_args(argv)
-    if not hasattr(paddle_recompute, "plan"):
-        raise SystemExit("planner_budget.py needs paddle_recompute.plan (the planner), which this "
-                         "version of paddle-recompute does not have")
     cfg = GPTConfig(vocab=args.vocab, hidden=args.hidden, heads=args.heads, blocks=args.blocks,
                     seq=args.seq, batch=args.batch)
     reference, ref_held = train(cfg, args.steps, None)

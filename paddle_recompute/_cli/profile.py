@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ._env import use_device
@@ -33,17 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
 
 
-def profiler() -> Callable[..., Any]:
-    """:func:`paddle_recompute.profile`, or a clear error when this version lacks it."""
-    import paddle_recompute
-
-    fn = getattr(paddle_recompute, "profile", None)
-    if fn is None:
-        raise CLIError("profile: paddle_recompute.profile (the per-block profiler) is not part of this "
-                       "installed version of paddle-recompute; upgrade to a version that has it")
-    return fn
-
-
 def model_and_inputs(target: str) -> tuple[Any, tuple]:
     """Call the user's target; the model (built if a factory was given) and its inputs as a tuple."""
     import paddle
@@ -62,14 +50,13 @@ def model_and_inputs(target: str) -> tuple[Any, tuple]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the profile table; write JSON if asked."""
-    profile = profiler()
+    from .._profile import profile
+
     use_device("profile", args.device)
     model, inputs = model_and_inputs(args.target)
     result = profile(model, *inputs)
-    print(result.table() if hasattr(result, "table") else str(result))
+    print(result.table())
     if args.json:
-        if not hasattr(result, "to_dict"):
-            raise CLIError("profile: this profiler's result has no to_dict(); --json is not available")
         with open(args.json, "w") as fh:
             json.dump(result.to_dict(), fh, indent=2, default=str)
         print(f"wrote {args.json}")

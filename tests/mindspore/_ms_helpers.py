@@ -11,6 +11,7 @@ import runpy
 import sys
 from pathlib import Path
 
+import paddle
 from paddle.base import core
 
 DATA = Path(__file__).parent / "data"
@@ -65,3 +66,17 @@ def load_definitions(name: str) -> dict:
     namespace: dict = {"__name__": "compat_defs_" + name.removesuffix(".py")}
     exec(compile(tree, str(COMPAT / name), "exec"), namespace)
     return namespace
+
+
+class Block(paddle.nn.Layer):
+    """A plain Paddle layer that counts its forward calls (class-wide)."""
+
+    calls = 0
+
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 4)
+
+    def forward(self, x):
+        Block.calls += 1
+        return paddle.nn.functional.relu(self.fc(x))

@@ -12,21 +12,9 @@ import textwrap
 import numpy as np
 import paddle
 import pytest
-from _ms_helpers import ROOT, error_text
+from _ms_helpers import ROOT, Block, error_text
 
 import paddle_recompute.mindspore as ms
-
-
-class Block(paddle.nn.Layer):
-    calls = 0
-
-    def __init__(self):
-        super().__init__()
-        self.fc = paddle.nn.Linear(4, 4)
-
-    def forward(self, x):
-        Block.calls += 1
-        return paddle.nn.functional.relu(self.fc(x))
 
 
 def _calls_and_grads(block):

@@ -5,21 +5,10 @@ from __future__ import annotations
 import numpy as np
 import paddle
 import pytest
+from _ms_helpers import Block
 
 import paddle_recompute.mindspore as ms
 from paddle_recompute.mindspore import RecomputeMixin, enable_layer_recompute, nn, ops
-
-
-class Block(paddle.nn.Layer):
-    calls = 0
-
-    def __init__(self):
-        super().__init__()
-        self.fc = paddle.nn.Linear(4, 4)
-
-    def forward(self, x):
-        Block.calls += 1
-        return paddle.nn.functional.relu(self.fc(x))
 
 
 def _loss_and_grads(block):
