@@ -122,12 +122,20 @@ class pushed:
 
 
 class Kept:
-    """A packed tensor kept as it is (a frame that saves instead of recomputing)."""
+    """A packed tensor kept as it is (a frame that saves instead of recomputing).
+
+    NOTE [ No cycles ]: what a pack hook returns is owned by the grad node that saved the
+    tensor.  Holding the tensor itself would hold its autograd meta, and through it its
+    own grad node: for an output its operator saves (softmax, exp, a kept matmul output),
+    that node is the saver, a cycle through C++ that Python's collector cannot see, and
+    the node with every tensor it saved would leak each step.  So handles hold detached
+    views (same buffer, no autograd meta).
+    """
 
     __slots__ = ("tensor",)
 
     def __init__(self, tensor):
-        self.tensor = tensor
+        self.tensor = tensor.detach()
 
     def unpack(self):
         return self.tensor

@@ -71,6 +71,10 @@ class _Frame:
         """Context of the forward (a policy frame observes operators)."""
         return _NO_CONTEXT
 
+    def finish(self, early_stop: bool) -> None:
+        """After the forward: stop reruns early only where the region's tail is worth it."""
+        self.early_stop = early_stop and _clock() - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
+
     def pack(self, tensor):
         handle = _Handle(self, len(self.refs))
         self.refs.append(weakref.ref(handle))
@@ -213,5 +217,5 @@ def run_non_reentrant(
     with forward_context, frame.observing(), _hooks.pushed(frame):
         out = function(*args, **kwargs)
     frame.state.forward_done()
-    frame.early_stop = early_stop and _clock() - frame.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
+    frame.finish(early_stop)
     return out

@@ -18,13 +18,15 @@ def to_host(t: paddle.Tensor, blocking: bool = True) -> tuple[paddle.Tensor, obj
     after it, and the device buffer is only reused by work queued after the copy.
     """
     place = t.place
+    flag = t.stop_gradient
+    t = t.detach()  # a copy made with autograd would reach back into the graph: NOTE [ No cycles ]
     if place.is_cpu_place():
         host = t.clone()  # a separate buffer, so the caller's tensor can be freed
     elif _CUDA and place.is_gpu_place():
         host = t.pin_memory() if blocking else t._copy_to(paddle.CUDAPinnedPlace(), False)
     else:
         host = t.cpu()
-    host.stop_gradient = t.stop_gradient
+    host.stop_gradient = flag
     return host, place
 
 

@@ -84,6 +84,14 @@ class OpRecord:
                           and all(s is not None and s >= KEPT for s in self.slots)
                           and (self.rng is not None or not _ops.draws_random(self.name)))
 
+    def stops_before_running(self, last: int) -> bool:
+        """True when slot ``last`` is this operator's and every slot up to it is an input or
+        kept: a rerun that stops there has what it needs without running the operator."""
+        upto = last - self.first
+        if not 0 <= upto < len(self.slots):
+            return False
+        return all(s is not None and s >= KEPT for s in self.slots[:upto + 1])
+
     def rebuildable(self) -> bool:
         """A dropout whose mask alone was kept: its output can be rebuilt without the kernel."""
         return (self.remake is not None and self.rng is not None

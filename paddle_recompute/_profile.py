@@ -21,7 +21,7 @@ from typing import Any
 
 import paddle
 
-from . import _hooks, _tree
+from . import _hooks, _ops, _tree
 from ._amp import grad_enabled, set_grad_enabled
 from ._layers import find_roots
 from ._profile_blocks import layer_table, resolve_blocks
@@ -197,7 +197,7 @@ def _one_run(fn, inputs, kwargs, roots, layers, rerun, blocks, excluded, record)
     counter = Counter(excluded, record)
     with _Instrumented(layers, rerun, blocks) as inst, ForwardState(True, roots).replayed():
         inst.counter = counter
-        with _hooks.pushed(counter):
+        with _hooks.pushed(counter), _ops.installed():
             sync()
             start = _clock()
             out = fn(*inputs, **kwargs)

@@ -11,15 +11,12 @@ block alone, so the per-block costs add up (NOTE [ Planner model ]).
 from __future__ import annotations
 
 import bisect
-import re
 
-from . import _hooks
+from . import _hooks, _tree
 from ._debug import op_label
 from ._profile_result import SavedTensor
 
-__all__ = ["Counter", "tensor_key", "spans", "producer"]
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+__all__ = ["Counter", "tensor_key", "spans"]
 
 
 def tensor_key(t) -> tuple:
@@ -36,14 +33,6 @@ def spans(tensors) -> list:
     return out
 
 
-def producer(tensor) -> str:
-    """Snake-case op name of the grad node that made ``tensor`` (``MatmulGradNode`` ->
-    ``"matmul"``); ``""`` for leaves and tensors without one."""
-    node = getattr(tensor, "grad_fn", None)
-    name = node.name() if node is not None else ""
-    if not name.endswith("GradNode"):
-        return ""
-    return _CAMEL.sub("_", name[:-len("GradNode")]).lower()
 
 
 class _Entry:
@@ -63,6 +52,26 @@ class Counter:
         self.stack: list[str] = []
         self.total = 0
         self.record = record
+        # Producers come from observing ``paddle._C_ops`` (``observe_op``), not from
+        # ``Tensor.grad_fn``: in Paddle 3.3 reading ``grad_fn`` keeps the graph alive forever.
+        self.producers: dict[int, str] = {}  # data pointer -> op that last made it
+        self.running = False
+        self.unresolved: list = []  # records saved inside the running op
+
+    def observe_op(self, name, fn, args, kwargs):
+        """Run operator ``name``, remembering it as the producer of its outputs."""
+        self.running = True
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            self.running = False
+        for t in _tree.flatten(out)[0]:
+            if t._is_initialized():
+                self.producers[t.data_ptr()] = name
+        for record, ptr in self.unresolved:  # an op saving its own output (softmax)
+            record.producer = self.producers.get(ptr, "")
+        self.unresolved.clear()
+        return out
 
     def pack(self, tensor):
         if tensor._is_initialized():
@@ -82,7 +91,10 @@ class Counter:
         record = None
         if self.record:
             record = SavedTensor("", op_label().split(" > ")[-1], tuple(t.shape),
-                                 str(t.dtype).replace("paddle.", ""), n, producer(t))
+                                 str(t.dtype).replace("paddle.", ""), n,
+                                 self.producers.get(key[0], ""))
+            if self.running:
+                self.unresolved.append((record, key[0]))
         self.entries[key] = _Entry(n, tuple(self.stack), record)
 
     def alive_anyway(self, ptr: int) -> bool:

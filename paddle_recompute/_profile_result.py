@@ -13,7 +13,8 @@ _MiB = 1024 * 1024
 @dataclass
 class SavedTensor:
     """One tensor saved for backward: the layer and op that saved it, the op that produced
-    it (from its grad node: ``"matmul"``, ``"softmax"``...; ``""`` for a leaf or unknown),
+    it (the ``paddle._C_ops`` operator: ``"matmul"``, ``"softmax"``...; ``""`` for a leaf
+    or a tensor made outside ``_C_ops``, such as ``x + y``),
     its shape, dtype and bytes."""
 
     layer: str

@@ -22,6 +22,15 @@ the operator with the forward's pre-operator state, by NOTE [ Replay ]).  A drop
 mask alone was kept is not run either: its output is rebuilt from the mask and the rerun's
 input (NOTE [ Dropout mask replay ] in ``_dropout_replay.py``), with the same snapshot.
 Operators that cannot be skipped run.
+
+NOTE [ Unreachable outputs ]: a rerun stops at the last saved tensor it needs (NOTE [ Early
+stop ]); the operator that packed it need not even run when every slot it packed up to
+that one is one of its inputs or kept (``fc2`` of an MLP whose dropout mask is kept: its
+saved input is all backward wants of it).  So when its forward ends, a policy region finds
+the last slot a rerun can need (handles still alive) and frees the kept outputs and masks
+of the operators after it, and of that operator when it stops before running: a policy
+that keeps every matmul output does not pay for the last projection's.  The region then
+always stops early, which the release relies on.
 """
 
 from __future__ import annotations
@@ -75,6 +84,28 @@ class PolicyFrame(_Frame):
     def recomputation(self, needed: set):
         return _PolicyRecomputation(self, needed)
 
+    def finish(self, early_stop: bool) -> None:
+        """After the forward: drop what no rerun can use (see NOTE [ Unreachable outputs ])."""
+        super().finish(early_stop)
+        self.kept_ptrs.clear()  # address matching is over; handles and records hold the values
+        self.offloaded.clear()
+        if early_stop and self._release_unreachable():
+            self.early_stop = True  # the release relies on the rerun stopping there
+
+    def _release_unreachable(self) -> bool:
+        """Free the kept outputs (and masks) of the operators a rerun never reaches."""
+        last = max((i for i, ref in enumerate(self.refs) if ref() is not None), default=-1)
+        released = False
+        for op in reversed(self.ops):
+            if op.first <= last and not op.stops_before_running(last):
+                break
+            if any(h is not None for h in op.held) or op.mask is not None:
+                op.held = [None] * len(op.held)
+                op.mask = op.remake = None
+                op.skippable = False
+                released = True
+        return released
+
     def _recompute(self) -> None:
         with _ops.installed():
             super()._recompute()
@@ -98,7 +129,7 @@ class PolicyFrame(_Frame):
         """Let ``handle`` carry ``tensor`` if its buffer is kept anyway; True when it does."""
         ptr = tensor.data_ptr()
         if tensor.persistable or ptr in self.kept_ptrs:
-            handle.value = tensor
+            handle.value = tensor.detach()  # never the tensor itself: see NOTE [ No cycles ]
         elif ptr in self.offloaded and self.offloaded[ptr][2]() is not None:
             # Only while the offloaded output's own object lives: then its buffer does,
             # and ``ptr`` cannot belong to another tensor.
@@ -174,7 +205,7 @@ class PolicyFrame(_Frame):
                 continue
             j = position(tensor, inputs())
             if j is None and all_kept:  # an internal result (layer_norm's mean): keep it too,
-                handle.value = tensor   # so the operator can be skipped
+                handle.value = tensor.detach()  # so the operator can be skipped
                 self.refs[index] = dead
                 j = KEPT
             slots.append(j)
@@ -252,6 +283,8 @@ class _PolicyRecomputation(_Recomputation):
             self._fill_slots(op, args, kwargs)
             self.skipped += 1
             return op.replay()
+        if op.stops_before_running(self.last):  # its slots up to the last needed are at hand
+            self._fill_slots(op, args, kwargs)  # raises StopRecompute at the last one
         if op.rebuildable() and not kwargs:
             out = op.rebuild(args)
             if out is not None:  # else called otherwise than in forward: run it

@@ -35,7 +35,8 @@ from collections.abc import Callable
 __all__ = [
     "MATMUL_OPS", "OFFLOAD", "RECOMPUTE", "SAVE", "Offload", "PolicyInfo",
     "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
-    "save_dropout_masks", "save_matmuls", "save_matmuls_no_batch", "save_names",
+    "save_dropout_masks", "save_matmuls", "save_matmuls_except_scores", "save_matmuls_no_batch",
+    "save_names",
 ]
 
 
@@ -122,6 +123,31 @@ def save_matmuls(info: PolicyInfo) -> bool:
 def save_matmuls_no_batch(info: PolicyInfo) -> bool:
     """Keep weight matmuls only (JAX's dots_with_no_batch_dims): attention scores are large but cheap."""
     return info.op in MATMUL_OPS and not _is_batched_matmul(info)
+
+
+def save_matmuls_except_scores(info: PolicyInfo) -> bool:
+    """Keep matmul outputs except those of batched matmuls that expand (attention scores).
+
+    Weight matmuls (linear, conv, and matmuls with a 2-D operand) are kept.  A batched
+    matmul between activations is kept when its output is no larger than its largest input
+    (scores·V), and recomputed when it is larger (Q·Kᵀ: sequence² elements for a
+    contraction of only head_dim, the cheapest bytes a transformer holds per FLOP).
+    With :func:`save_dropout_masks` it is the transformer policy that recomputes least per
+    byte freed: ``save_any_of(save_matmuls_except_scores, save_dropout_masks)``.
+    """
+    if info.op not in MATMUL_OPS:
+        return False
+    if not _is_batched_matmul(info):
+        return True
+    largest = max(_numel(s) for s in info.input_shapes)
+    return _numel(info.shape) <= largest
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def save_dropout_masks(info: PolicyInfo) -> bool:

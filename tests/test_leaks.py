@@ -228,3 +228,96 @@ def test_early_stopped_steps_keep_held_host_memory_flat(monkeypatch):
     monkeypatch.setattr(_nonreentrant, "EARLY_STOP_MIN_TAIL_NS", -1)  # stop at every rerun
     marks = _train(300, use_reentrant=False, nested=False)
     assert marks[300] == marks[100]
+
+
+class _SelfSaving(nn.Layer):
+    """Operators that save their own outputs (softmax, exp) next to kept matmul outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 32)
+        self.fc2 = nn.Linear(32, 8)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        p = paddle.nn.functional.softmax(h, axis=-1)
+        e = paddle.exp(self.drop(p))
+        return self.fc2(paddle.nn.functional.gelu(e))
+
+
+def _selective_regions():
+    from paddle_recompute import policies
+
+    masks = policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)
+    tagged = policies.save_names("h")
+
+    def tag_h(layer, x):
+        return layer(x)
+
+    return {
+        "save_all": lambda layer, x: recompute(layer, x, use_reentrant=False, policy=policies.save_all),
+        "save_matmuls": lambda layer, x: recompute(layer, x, use_reentrant=False,
+                                                   policy=policies.save_matmuls),
+        "except_scores+masks": lambda layer, x: recompute(layer, x, use_reentrant=False, policy=masks),
+        "offload": lambda layer, x: recompute(layer, x, use_reentrant=False,
+                                              policy=policies.offload(policies.save_matmuls)),
+        "save_names": lambda layer, x: recompute(_tagging(layer), x, use_reentrant=False, policy=tagged),
+        "no_recompute": lambda layer, x: recompute(_kept_first(layer), x, use_reentrant=False),
+        "profile": lambda layer, x: _profiled(layer, x),
+    }
+
+
+def _tagging(layer):
+    from paddle_recompute import tag
+
+    def run(x):
+        return layer.fc2(paddle.nn.functional.gelu(tag(layer.fc1(x), "h")))
+
+    return run
+
+
+def _kept_first(layer):
+    from paddle_recompute import no_recompute
+
+    def run(x):
+        h = no_recompute(lambda t: paddle.nn.functional.softmax(layer.fc1(t), axis=-1), x)
+        return layer.fc2(paddle.exp(h))
+
+    return run
+
+
+def _profiled(layer, x):
+    from paddle_recompute import profile
+
+    profile(lambda t: layer(t).sum(), x)  # forward and backward under the counting frame
+    return layer(x)
+
+
+@pytest.mark.parametrize("region", list(_selective_regions()))
+def test_selective_regions_free_what_their_handles_hold(region):
+    # Regression: kept slots once held the saved tensor itself; for an output its own
+    # operator saves (softmax, exp) that is a cycle through the grad node (NOTE [ No
+    # cycles ] in _hooks.py), and every step leaked what the node saved.
+    run = _selective_regions()[region]
+    paddle.seed(0)
+    layer = _SelfSaving()
+    x = paddle.randn([64, 8])
+    x.stop_gradient = False
+
+    def step():
+        run(layer, x).sum().backward()
+        layer.clear_gradients()
+        x.clear_gradient()
+
+    step()
+    gc.collect()
+    before = held()
+    gc.disable()  # freed by reference counting alone
+    try:
+        for _ in range(5):
+            step()
+    finally:
+        gc.enable()
+    assert held() == before
+    assert not _hooks.active_frames()

@@ -20,6 +20,9 @@ POLICIES = {
     "save_matmuls": policies.save_matmuls,
     "save_matmuls_no_batch": policies.save_matmuls_no_batch,
     "save_all_but_attention_core": policies.save_all_but_attention_core,
+    "save_matmuls_except_scores": policies.save_matmuls_except_scores,
+    "except_scores+masks": policies.save_any_of(policies.save_matmuls_except_scores,
+                                                policies.save_dropout_masks),
     "offload_matmuls": policies.offload(policies.save_matmuls),
     "any_of": policies.save_any_of(policies.save_names("h"), policies.save_matmuls_no_batch),
 }
@@ -146,6 +149,24 @@ def test_kept_operators_are_not_executed_again(policy, expected):
     assert dict(counts) == expected
 
 
+def test_only_expanding_batched_matmuls_rerun_under_except_scores():
+    # heads 2 of width 4, sequence 5: Q·Kᵀ makes 5x5 from 5x4 operands (expands: rerun),
+    # scores·V makes 5x4 from a 5x5 one (kept, skipped)
+    with counting_ops("matmul", "linear") as counts:
+        _step(Attention(p=0.0), policies.save_matmuls_except_scores, requires_grad(paddle.randn([2, 5, 8])))
+    assert counts == {"matmul": 3, "linear": 3}
+
+
+@pytest.mark.parametrize("shapes, out, kept", [
+    (((2, 4, 5, 4), (2, 4, 5, 4)), (2, 4, 5, 5), False),  # scores: larger than either input
+    (((2, 4, 5, 5), (2, 4, 5, 4)), (2, 4, 5, 4), True),   # scores·V
+    (((2, 5, 8), (8, 24)), (2, 5, 24), True),             # a weight matmul
+])
+def test_except_scores_decides_on_shapes(shapes, out, kept):
+    info = policies.PolicyInfo("matmul", None, 0, paddle.zeros(out), shapes)
+    assert policies.save_matmuls_except_scores(info) is kept
+
+
 def test_batched_matmuls_rerun_under_no_batch_policy():
     with counting_ops("matmul", "linear") as counts:
         _step(Attention(p=0.0), policies.save_matmuls_no_batch, requires_grad(paddle.randn([2, 5, 8])))
@@ -243,7 +264,9 @@ def test_save_names_keeps_and_skips_the_tagged_operator():
 
     with counting_ops("linear") as counts:
         _step(f, policies.save_names("first"), requires_grad(paddle.randn([3, 8])))
-    assert counts["linear"] == 3  # lin1 skipped in the rerun, lin2 rerun
+    # the forward's two; the rerun skips lin1 (kept) and stops before lin2, whose saved
+    # input is all its backward needs (NOTE [ Unreachable outputs ])
+    assert counts["linear"] == 2
 
 
 def test_tag_outside_a_region_is_identity():
@@ -265,7 +288,7 @@ def _allocated():
     return core.host_memory_stat_current_value("Allocated", 0)
 
 
-def _held(policy, depth=6, width=128, batch=64):
+def _held(policy, depth=6, width=128, batch=64, **options):
     layers = []
     for _ in range(depth):
         layers += [nn.Linear(width, width), nn.Tanh(), nn.Linear(width, width), nn.GELU()]
@@ -275,7 +298,8 @@ def _held(policy, depth=6, width=128, batch=64):
     gc.disable()
     try:
         before = _allocated()
-        out = model(x) if policy == "none" else recompute(model, x, use_reentrant=False, policy=policy)
+        out = model(x) if policy == "none" else recompute(model, x, use_reentrant=False, policy=policy,
+                                                          **options)
         held = _allocated() - before
     finally:
         gc.enable()
@@ -293,9 +317,13 @@ def test_held_bytes_follow_the_policy():
     assert abs(none - 18 * out) <= out
     assert abs(matmuls - 13 * out) <= out
     assert nothing <= 2 * out
-    # save_all holds every operator output, the first linear's too (saved by nobody):
-    # policies choose outputs, not saved tensors.
-    assert abs(save_all - 24 * out) <= out
+    # save_all keeps every saved tensor, so no rerun can need anything: the outputs it
+    # kept that nobody saved (the first linear's) are released when the forward ends
+    # (NOTE [ Unreachable outputs ]), and it holds what plain holds.
+    assert abs(save_all - 18 * out) <= out
+    # Without early stop a rerun runs to the end, so the region keeps all it was told to:
+    # the first linear's output of each group too (24).
+    assert abs(_held(policies.save_all, early_stop=False) - 24 * out) <= out
 
 
 # --------------------------------------------------------------------------- errors
@@ -397,3 +425,26 @@ def test_tagging_a_tensor_made_outside_c_ops():
 
 def test_debug_traces_with_a_policy():
     assert_matches_plain(make_attention(), use_reentrant=False, debug=True, policy=policies.save_matmuls)
+
+
+@pytest.mark.parametrize("early_stop", [True, False])
+def test_a_kept_output_no_rerun_reaches_is_released(early_stop):
+    # fc2's output is kept by the policy but saved by nobody (dropout saves its mask, kept
+    # too), and fc2's saved input is the last tensor a rerun needs: the rerun stops before
+    # fc2, so its output is freed when the forward ends (NOTE [ Unreachable outputs ]).
+    model = nn.Sequential(nn.Linear(128, 512), nn.GELU(), nn.Linear(512, 128), nn.Dropout(0.5))
+    policy = policies.save_any_of(policies.save_matmuls, policies.save_dropout_masks)
+    x = requires_grad(paddle.randn([64, 128]))
+    gc.collect()
+    before = _allocated()
+    with counting_ops("linear") as counts:
+        out = recompute(model, x, use_reentrant=False, policy=policy, early_stop=early_stop)
+        held = _allocated() - before - 64 * 128 * 4  # less the output
+        out.sum().backward()
+    act, mask = 64 * 512 * 4, 64 * 128  # fc1's output (kept, gelu's input); dropout's mask
+    fc2_out = 64 * 128 * 4
+    expected = act + mask + (0 if early_stop else fc2_out)
+    assert abs(held - expected) < fc2_out // 2
+    # forward 2; the rerun reruns no linear (fc1 kept); without early stop it skips fc2
+    # through its kept output
+    assert counts["linear"] == 2
