@@ -7,12 +7,15 @@ Modes, one model each with identical initial weights:
     forward activation memory (the planner budgets what is saved for backward; the bytes the
     forward holds besides, its logits, are measured on none and taken off the budget), with
     ``--calibrate`` rounds of calibration (option times measured as step growth).
-  * every block under ``save_matmuls``, the
+  * every block under ``save_matmuls``, under ``except_scores+masks``
+    (``save_any_of(save_matmuls_except_scores, save_dropout_masks)``), the
     ``core_attn`` / ``full_attn`` presets (``apply_recompute_granularity``), and the
-    planner with two more per-block options, ``policy:save_matmuls`` (the block) and
-    ``policy:core_attn`` (its attention layer, ``save_all_but_attention_core``), whose
-    held bytes are measured here with the host allocator and whose time is the recompute
-    time less the forward time of the Linear layers the policy keeps.
+    planner with four more per-block options, ``policy:save_matmuls`` (the block),
+    ``policy:core_attn`` (its attention layer, ``save_all_but_attention_core``),
+    ``policy:except_scores+masks`` and ``policy:masks`` (the block, dropout masks kept),
+    whose held bytes are measured here with the host allocator; their time is the
+    recompute time less the forward time of the Linear layers the policy keeps (the first
+    two) or, without ``--calibrate``, the full rerun's (an upper bound; calibrate).
 Rounds are interleaved (each mode does step r, in rotating order, before any does r + 1);
 medians over the rounds after the warm-up.  Losses must equal none's bit for bit (asserted).
 
@@ -40,7 +43,9 @@ from paddle_recompute import policies  # noqa: E402
 from paddle_recompute._bench import harness as gpt_model  # noqa: E402
 from paddle_recompute._bench.harness import GPTConfig, MiB  # noqa: E402
 
+EXCEPT_SCORES = policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)
 TARGETS = {"plan 50%": (0.50, 1.06), "plan 25%": (0.25, 1.12), "save_matmuls": (0.50, 1.06),
+           "except_scores+masks": (0.50, 1.06),
            "core_attn": (0.50, 1.06), "plan+policies 50%": (0.50, 1.06),
            "plan+policies 25%": (0.25, 1.12)}
 
@@ -94,8 +99,8 @@ def build_modes(cfg: GPTConfig, calibrate: int) -> tuple[dict, dict]:
     modes = {f"k={k}": _build(cfg, _first_k(k)) for k in range(cfg.blocks + 1)}
     none_bytes = gpt_model.train_step(*_build(cfg, _first_k(0)), cfg, 0).forward_bytes
     plans = {}
-    variants = [("plan", None)]
-    variants.append(("plan+policies", _register_policy_options(cfg)))
+    variants = [("plan", ("keep", "full", "sub")),  # before the policy kinds are registered
+                ("plan+policies", _register_policy_options(cfg))]
     for prefix, kinds in variants:
         prof = None
         for frac in (0.5, 0.25):
@@ -114,6 +119,7 @@ def build_modes(cfg: GPTConfig, calibrate: int) -> tuple[dict, dict]:
             plans[label] = plan
             print(f"{label}:\n{plan}\n", file=sys.stderr)
     modes["save_matmuls"] = _build(cfg, _policy_runner(policies.save_matmuls))
+    modes["except_scores+masks"] = _build(cfg, _policy_runner(EXCEPT_SCORES))
     for granularity in ("core_attn", "full_attn"):
         model, opt = _build(cfg, _first_k(0))
         for block in model.blocks:
@@ -152,11 +158,14 @@ def _register_policy_options(cfg) -> tuple:
     block = sample.blocks[0]
     save_matmuls = region(policies.save_matmuls)
     core = region(policies.save_all_but_attention_core)
+    except_scores, masks = region(EXCEPT_SCORES), region(policies.save_dropout_masks)
     # x exists before the measurement, but in the model a block's input is fresh and held
     # (by the region, or by the first layer norm): count it, as the profile does
     x_bytes = x.size * x.element_size()
     held = {"policy:save_matmuls": _held_by(block, block, save_matmuls, x) + x_bytes,
-            "policy:core_attn": _held_by(block, block.attn, core, x) + x_bytes}
+            "policy:core_attn": _held_by(block, block.attn, core, x) + x_bytes,
+            "policy:except_scores+masks": _held_by(block, block, except_scores, x) + x_bytes,
+            "policy:masks": _held_by(block, block, masks, x) + x_bytes}
 
     def linear_time(row, prof, under):
         return sum(prof.layers[n].forward_s for n in prof.layers
@@ -171,9 +180,16 @@ def _register_policy_options(cfg) -> tuple:
         t = max(attn.recompute_s - linear_time(attn, prof, attn.name), 0.0)
         return [("policy:core_attn", held["policy:core_attn"], t, (attn.name,))]
 
+    def measured_only(name):  # uncalibrated: the full rerun's time, an upper bound
+        return lambda row, prof: [(name, held[name], row.recompute_s, (row.name,))]
+
     pr.register_option("policy:save_matmuls", matmuls, save_matmuls)
     pr.register_option("policy:core_attn", core_attn, core)
-    return ("keep", "full", "sub", "policy:save_matmuls", "policy:core_attn")
+    pr.register_option("policy:except_scores+masks", measured_only("policy:except_scores+masks"),
+                       except_scores)
+    pr.register_option("policy:masks", measured_only("policy:masks"), masks)
+    return ("keep", "full", "sub", "policy:save_matmuls", "policy:core_attn",
+            "policy:except_scores+masks", "policy:masks")
 
 
 def run_rounds(cfg: GPTConfig, modes: dict, rounds: int, warm: bool = False) -> dict:

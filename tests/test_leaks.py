@@ -321,3 +321,45 @@ def test_selective_regions_free_what_their_handles_hold(region):
         gc.enable()
     assert held() == before
     assert not _hooks.active_frames()
+
+
+def test_reading_grad_fn_leaks_the_graph_in_paddle():
+    # The premise of the xfail below, and why the profiler finds producers by observing
+    # operators instead: in Paddle 3.3 a graph whose node was read through Tensor.grad_fn
+    # is never freed.
+    x = paddle.randn([32, 64])
+    x.stop_gradient = False
+
+    def step(read):
+        y = nn.functional.softmax(paddle.exp(x) * 2.0)
+        if read:
+            y.grad_fn.name()
+        del y
+        gc.collect()
+        return held()
+
+    base = step(False)
+    assert step(False) == base
+    assert step(True) > base
+
+
+@pytest.mark.xfail(strict=True, reason="Paddle 3.3: reading Tensor.grad_fn leaks the graph; "
+                   "reentrant regions read it to prune inputs under paddle.grad(inputs=...)")
+def test_paddle_grad_over_a_reentrant_region_with_a_non_leaf_input_keeps_memory_flat():
+    lin = nn.Linear(64, 64)
+    x = paddle.randn([32, 64])
+    x.stop_gradient = False
+
+    def step():
+        h = paddle.tanh(x)  # a non-leaf input: the region asks which grad nodes lead to x
+        y = recompute(lambda t: nn.functional.softmax(lin(t)), h, use_reentrant=True)
+        paddle.grad(y.sum(), [x])
+        del y, h
+        gc.collect()
+        return held()
+
+    step()
+    base = step()
+    for _ in range(3):
+        step()
+    assert held() == base

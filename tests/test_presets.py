@@ -13,7 +13,7 @@ from paddle_recompute import apply_recompute_granularity
 from paddle_recompute._bench import harness as gpt_model  # noqa: E402
 from paddle_recompute.testing import assert_tensors_equal
 
-GRANULARITIES = ["none", "full", "full_attn", "core_attn"]
+GRANULARITIES = ["none", "full", "full_attn", "core_attn", "selective"]
 SMALL = gpt_model.GPTConfig(vocab=64, hidden=32, heads=4, blocks=2, seq=16, batch=2, dropout=0.2)
 
 
@@ -52,6 +52,7 @@ def test_parity(kind, granularity):
     ("full", 2, None),
     ("full_attn", 2, None),
     ("core_attn", 2, 0),  # the attention reruns, but its projections are skipped
+    ("selective", 2, 0),  # so do the MLP's: every linear output is kept
 ])
 def test_what_reruns(kind, granularity, attention_runs, linear_runs):
     block = BLOCKS[kind]()
@@ -108,6 +109,7 @@ def _held(granularity):
 def test_memory_order():
     held = {g: _held(g) for g in GRANULARITIES}
     assert held["full"] < held["full_attn"] < held["core_attn"] < held["none"], held
+    assert held["full"] < held["selective"] < held["core_attn"], held
 
 
 def test_state_dict_keys_unchanged_and_undo():
@@ -131,7 +133,7 @@ def test_errors():
     with pytest.raises(TypeError, match="paddle.nn.Layer"):
         apply_recompute_granularity(lambda x: x, "full")
     with pytest.raises(ValueError, match="granularity"):
-        apply_recompute_granularity(encoder_layer(True), "selective")
+        apply_recompute_granularity(encoder_layer(True), "attention")
     with pytest.raises(ValueError, match="no attention sublayer"):
         apply_recompute_granularity(nn.Sequential(nn.Linear(2, 2)), "core_attn")
     with pytest.raises(ValueError, match="no sublayer 'attention'"):
