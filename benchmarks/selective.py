@@ -11,11 +11,11 @@ set by default here, the CPU-time ratios are far steadier on a shared machine).
     python benchmarks/selective.py [--rounds 5] [--modes none,full,...] [--json out.json]
     python benchmarks/selective.py --breakdown   # which kernels each policy reruns, one block
 
-Measured on the shared 2-core CPU box: with 7-8 modes in one process, "none" ran at
-4.4-5.4 s CPU a step against 4.0-4.2 s with 4 modes, which flatters every ratio (cause not
-pinned down: glibc's mmap path accounts for only ~0.3 s of system time; tuning it with
-``MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296`` did not remove the
-gap).  Take ratios from runs with few modes.  Results: ``results/selective_masks_cpu*.json``.
+Before the fix of NOTE [ No cycles ] (``_hooks.py``), every policy region leaked what it
+kept, each step: with 7-8 modes in one process "none" then ran at 4.4-5.4 s a step against
+4.0-4.2 s with 4 modes (the leaked memory had to be faulted in again by everyone), and the
+policy modes paid most.  ``results/selective_except_scores_cpu.json`` is from after it
+(``--warm --rounds 4 --modes none,full,save_matmuls_except_scores+masks,save_matmuls``).
 """
 
 from __future__ import annotations

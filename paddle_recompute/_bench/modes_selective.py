@@ -53,7 +53,12 @@ register_mode("ours save_matmuls_no_batch+masks",
               _policy(policies.save_any_of(policies.save_matmuls_no_batch, policies.save_dropout_masks)),
               default=False, description="non-reentrant, policy=save_any_of(save_matmuls_no_batch, "
                                          "save_dropout_masks): dropout outputs rebuilt from masks")
-for _granularity in ("full_attn", "core_attn"):
+register_mode("ours save_matmuls_except_scores+masks",
+              _policy(policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)),
+              default=False, description="non-reentrant, policy=save_any_of(save_matmuls_except_scores, "
+                                         "save_dropout_masks): Q·Kᵀ, norms, activations and dropout "
+                                         "outputs recomputed")
+for _granularity in ("full_attn", "core_attn", "selective"):
     register_mode(f"ours {_granularity}", prepare=_preset(_granularity), default=False,
                   description=f"apply_recompute_granularity(block, {_granularity!r}) on every block")
 for _fraction in (0.5, 0.25):
