@@ -10,12 +10,12 @@ Modes, one model each with identical initial weights:
   * every block under ``save_matmuls``, under ``except_scores+masks``
     (``save_any_of(save_matmuls_except_scores, save_dropout_masks)``), the
     ``core_attn`` / ``full_attn`` presets (``apply_recompute_granularity``), and the
-    planner with four more per-block options, ``policy:save_matmuls`` (the block),
-    ``policy:core_attn`` (its attention layer, ``save_all_but_attention_core``),
-    ``policy:except_scores+masks`` and ``policy:masks`` (the block, dropout masks kept),
-    whose held bytes are measured here with the host allocator; their time is the
-    recompute time less the forward time of the Linear layers the policy keeps (the first
-    two) or, without ``--calibrate``, the full rerun's (an upper bound; calibrate).
+    planner with four more per-block options: the built-in ``policy:selective`` and
+    ``policy:masks``, whose bytes and rerun time ``plan`` measures itself, and two
+    registered here, ``policy:save_matmuls`` (the block) and ``policy:core_attn`` (its
+    attention layer, ``save_all_but_attention_core``), whose held bytes are measured with
+    the host allocator and whose time is the recompute time less the forward time of the
+    Linear layers the policy keeps.
 Rounds are interleaved (each mode does step r, in rotating order, before any does r + 1);
 medians over the rounds after the warm-up.  Losses must equal none's bit for bit (asserted).
 
@@ -158,14 +158,11 @@ def _register_policy_options(cfg) -> tuple:
     block = sample.blocks[0]
     save_matmuls = region(policies.save_matmuls)
     core = region(policies.save_all_but_attention_core)
-    except_scores, masks = region(EXCEPT_SCORES), region(policies.save_dropout_masks)
     # x exists before the measurement, but in the model a block's input is fresh and held
     # (by the region, or by the first layer norm): count it, as the profile does
     x_bytes = x.size * x.element_size()
     held = {"policy:save_matmuls": _held_by(block, block, save_matmuls, x) + x_bytes,
-            "policy:core_attn": _held_by(block, block.attn, core, x) + x_bytes,
-            "policy:except_scores+masks": _held_by(block, block, except_scores, x) + x_bytes,
-            "policy:masks": _held_by(block, block, masks, x) + x_bytes}
+            "policy:core_attn": _held_by(block, block.attn, core, x) + x_bytes}
 
     def linear_time(row, prof, under):
         return sum(prof.layers[n].forward_s for n in prof.layers
@@ -180,16 +177,11 @@ def _register_policy_options(cfg) -> tuple:
         t = max(attn.recompute_s - linear_time(attn, prof, attn.name), 0.0)
         return [("policy:core_attn", held["policy:core_attn"], t, (attn.name,))]
 
-    def measured_only(name):  # uncalibrated: the full rerun's time, an upper bound
-        return lambda row, prof: [(name, held[name], row.recompute_s, (row.name,))]
-
     pr.register_option("policy:save_matmuls", matmuls, save_matmuls)
     pr.register_option("policy:core_attn", core_attn, core)
-    pr.register_option("policy:except_scores+masks", measured_only("policy:except_scores+masks"),
-                       except_scores)
-    pr.register_option("policy:masks", measured_only("policy:masks"), masks)
+    # built in, costs measured by plan itself: policy:selective, policy:masks
     return ("keep", "full", "sub", "policy:save_matmuls", "policy:core_attn",
-            "policy:except_scores+masks", "policy:masks")
+            "policy:selective", "policy:masks")
 
 
 def run_rounds(cfg: GPTConfig, modes: dict, rounds: int, warm: bool = False) -> dict:

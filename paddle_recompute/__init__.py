@@ -9,6 +9,7 @@ from ._no_recompute import no_recompute
 from ._patch import is_patched, paddle_patched, patch_paddle, unpatch_paddle
 from ._plan import AppliedPlan, BlockChoice, Plan, apply_plan, plan
 from ._plan_options import Candidate, kept_tensors_option, option_kinds, register_option
+from ._plan_policies import register_policy_option
 from ._planner_solve import InfeasibleBudget
 from ._presets import apply_recompute_granularity
 from ._profile import profile
@@ -45,6 +46,7 @@ __all__ = [
     "recompute",
     "recompute_sequential",
     "register_option",
+    "register_policy_option",
     "register_rng_state",
     "register_stateful_layer",
     "save_on_cpu",

@@ -21,6 +21,7 @@ from ._layers import find_roots
 from ._plan_apply import AppliedPlan, apply_plan
 from ._plan_calibrate import calibrated
 from ._plan_options import candidates_for, option_kinds, wrap_of
+from ._plan_policies import measure_policies
 from ._planner_solve import BLOCK_SOLVERS, InfeasibleBudget, Option
 from ._profile import profile as run_profile
 from ._profile_blocks import layer_table
@@ -121,8 +122,10 @@ def plan(
     """Choose, per block, how to recompute so activations fit ``budget`` at the least time.
 
     Profiles ``model_or_fn(*sample_inputs, **kwargs)`` (see :func:`profile`), builds each
-    block's candidate options (``keep``, ``full``, ``sub`` and any registered kind), and
-    solves the multiple-choice knapsack exactly.
+    block's candidate options (``keep``, ``full``, ``sub``, the policy kinds
+    ``policy:selective`` and ``policy:masks``, and any registered kind), and solves the
+    multiple-choice knapsack exactly.  Policy kinds are measured first: one forward and
+    backward each, with the policy on every block (see ``_plan_policies.py``).
 
     Args:
         model_or_fn: the model, or a function running it (e.g. forward plus loss, so the
@@ -170,6 +173,7 @@ def plan(
     limit = budget_bytes("plan", budget, prof.total_bytes)
     roots = find_roots(model_or_fn, sample_inputs, kwargs)
     table = layer_table(model_or_fn, roots, blocks)
+    measure_policies((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
     cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
     for b, c in zip(prof.blocks, cands, strict=True):
         if not c:

@@ -66,7 +66,8 @@ class Profile:
     outside the blocks (held whatever is recomputed).  ``layers`` maps qualified names
     (``""`` is the root) to rows; ``blocks`` lists the block names in call order.
     ``step_costs`` (block -> option -> seconds) holds what ``plan(..., calibrate=n)``
-    measured, reused by later plans on this profile.
+    measured, and ``policy_costs`` (block -> option -> (bytes, seconds)) what ``plan``
+    measured of its policy options; later plans on this profile reuse both.
     """
 
     total_bytes: int
@@ -76,6 +77,8 @@ class Profile:
     saved: list[SavedTensor]
     repeats: int
     step_costs: dict[str, dict[str, float]] = field(default_factory=dict)  # see calibrate
+    # block -> policy option kind -> (bytes held, rerun seconds): see _plan_policies.py
+    policy_costs: dict[str, dict[str, tuple]] = field(default_factory=dict)
 
     @property
     def outside_bytes(self) -> int:

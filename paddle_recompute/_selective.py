@@ -50,13 +50,18 @@ from ._rng import RngState
 from ._stop import StopRecompute
 from .policies import Offload, PolicyInfo
 
-__all__ = ["PolicyFrame"]
+__all__ = ["PolicyFrame", "FINISHED"]
+
+#: While not empty, policy frames append themselves to the last list when their forward
+#: ends (the planner measures its policy options this way, ``_plan_policies.py``).
+FINISHED: list[list] = []
 
 
 class PolicyFrame(_Frame):
     """Forward frame of a selective region; see NOTE [ Selective recompute ]."""
 
-    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags")
+    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags", "slot_bytes",
+                 "rerun_ns")
 
     def __init__(self, policy):
         self.policy = policy
@@ -65,6 +70,8 @@ class PolicyFrame(_Frame):
         self.kept_ptrs = {}
         self.offloaded = {}
         self.tags = set()
+        self.slot_bytes = {}  # data pointer -> bytes, of saved tensors handles carry
+        self.rerun_ns = 0  # time spent rerunning, for the planner's measured options
 
     def observing(self):
         for t in self.leaves:  # region inputs are held by the frame anyway
@@ -87,6 +94,8 @@ class PolicyFrame(_Frame):
     def finish(self, early_stop: bool) -> None:
         """After the forward: drop what no rerun can use (see NOTE [ Unreachable outputs ])."""
         super().finish(early_stop)
+        if FINISHED:
+            FINISHED[-1].append(self)
         self.kept_ptrs.clear()  # address matching is over; handles and records hold the values
         self.offloaded.clear()
         if early_stop and self._release_unreachable():
@@ -107,8 +116,25 @@ class PolicyFrame(_Frame):
         return released
 
     def _recompute(self) -> None:
+        start = _clock()
         with _ops.installed():
             super()._recompute()
+        self.rerun_ns += _clock() - start
+
+    def held_bytes(self) -> int:
+        """Device bytes this region holds for backward besides its inputs and parameters:
+        kept saved tensors, kept outputs and masks, each buffer once (offloaded ones are on
+        the host and not counted)."""
+        sizes = dict(self.slot_bytes)
+        for op in self.ops:
+            for t, place in zip(op.held, op.places, strict=True):
+                if t is not None and place is None:
+                    sizes[t.data_ptr()] = max(sizes.get(t.data_ptr(), 0), _nbytes(t))
+            if op.mask is not None and op.mask[1] is None:
+                sizes[op.mask[0].data_ptr()] = _nbytes(op.mask[0])
+        for t in self.leaves:
+            sizes.pop(t.data_ptr(), None)
+        return _covered(sizes)
 
     def pack(self, tensor):
         index = len(self.refs)
@@ -130,6 +156,8 @@ class PolicyFrame(_Frame):
         ptr = tensor.data_ptr()
         if tensor.persistable or ptr in self.kept_ptrs:
             handle.value = tensor.detach()  # never the tensor itself: see NOTE [ No cycles ]
+            if not tensor.persistable:
+                self._count_slot(tensor)
         elif ptr in self.offloaded and self.offloaded[ptr][2]() is not None:
             # Only while the offloaded output's own object lives: then its buffer does,
             # and ``ptr`` cannot belong to another tensor.
@@ -139,6 +167,10 @@ class PolicyFrame(_Frame):
             return False
         self.refs[index] = dead
         return True
+
+    def _count_slot(self, tensor) -> None:
+        ptr = tensor.data_ptr()
+        self.slot_bytes[ptr] = max(self.slot_bytes.get(ptr, 0), _nbytes(tensor))
 
     def observe_op(self, name, fn, args, kwargs):
         op = OpRecord(name, len(self.refs))
@@ -206,6 +238,7 @@ class PolicyFrame(_Frame):
             j = position(tensor, inputs())
             if j is None and all_kept:  # an internal result (layer_norm's mean): keep it too,
                 handle.value = tensor.detach()  # so the operator can be skipped
+                self._count_slot(tensor)
                 self.refs[index] = dead
                 j = KEPT
             slots.append(j)
@@ -240,6 +273,20 @@ class PolicyFrame(_Frame):
                 self.refs[op.first + k] = dead
                 op.slots[k] = KEPT
         op.update_skippable()
+
+
+def _covered(sizes: dict) -> int:
+    """Bytes covered by the spans ``[ptr, ptr + n)``: views inside one buffer count once."""
+    total, end = 0, -1
+    for start, n in sorted(sizes.items()):
+        if start + n > end:
+            total += start + n - max(start, end)
+            end = start + n
+    return total
+
+
+def _nbytes(t) -> int:
+    return t.size * t.element_size() if t._is_initialized() else 0
 
 
 class _Observing:

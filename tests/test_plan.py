@@ -9,6 +9,7 @@ from paddle.base import core
 import paddle_recompute as pr
 from paddle_recompute import _plan_options
 from paddle_recompute._bench import harness as gpt_model  # noqa: E402
+from paddle_recompute._plan_policies import POLICY_KINDS
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
 CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=4, dropout=0.1)
@@ -260,11 +261,12 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     try:
         plan = pr.plan(model, tokens, budget=0.3, profile=prof, calibrate=2)
         n_options = len(prof.step_costs["blocks.0"])
-        # all four blocks are alike: a warm-up step, then per round a base and, per option,
-        # the option and a base
-        assert calls[0] == 1 + 2 * (1 + 2 * n_options)
+        # one step per policy option kind to measure its bytes; then, all four blocks being
+        # alike: a warm-up step, then per round a base and, per option, the option and a base
+        expected = len(POLICY_KINDS) + 1 + 2 * (1 + 2 * n_options)
+        assert calls[0] == expected
         again = pr.plan(model, tokens, budget=0.5, profile=prof, calibrate=2)
-        assert calls[0] == 1 + 2 * (1 + 2 * n_options)  # reused, nothing measured again
+        assert calls[0] == expected  # reused, nothing measured again
     finally:
         hook.remove()
     assert "full" in prof.step_costs["blocks.0"] and "keep" not in prof.step_costs["blocks.0"]

@@ -1,0 +1,106 @@
+"""Planner options that are selective regions: measured bytes are the bytes held, plans exact."""
+
+import gc
+
+import numpy as np
+import paddle
+import pytest
+from paddle.base import core
+
+import paddle_recompute as pr
+from paddle_recompute import _selective, policies
+from paddle_recompute._bench import harness as gpt_model
+from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
+
+CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=4, dropout=0.1)
+SELECTIVE = policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)
+
+
+def _allocated():
+    return core.host_memory_stat_current_value("Allocated", 0)
+
+
+@pytest.mark.parametrize("policy", [SELECTIVE, policies.save_dropout_masks, policies.save_matmuls,
+                                    policies.save_all, policies.recompute_all],
+                         ids=["selective", "masks", "save_matmuls", "save_all", "recompute_all"])
+def test_a_region_knows_the_bytes_it_holds(policy):
+    paddle.seed(0)
+    block = gpt_model.Block(CFG)
+    x = paddle.randn([CFG.batch, CFG.seq, CFG.hidden])
+    x.stop_gradient = False
+    finished = []
+    _selective.FINISHED.append(finished)
+    try:
+        gc.collect()
+        before = _allocated()
+        out = pr.recompute(block, x, use_reentrant=False, policy=policy)
+        held = _allocated() - before - out.size * out.element_size()
+    finally:
+        _selective.FINISHED.remove(finished)
+    (frame,) = finished
+    assert frame.held_bytes() == held  # the allocator counts requested bytes: exact
+    out.sum().backward()
+    assert frame.rerun_ns > 0 or policy is policies.save_all  # save_all never reruns
+
+
+def _step(model, tokens, targets):
+    paddle.seed(7)
+    logits = model(tokens)
+    loss = paddle.nn.functional.cross_entropy(logits.reshape([-1, CFG.vocab]), targets.reshape([-1]))
+    loss.backward()
+    grads = snapshot_grads(model)
+    model.clear_gradients()
+    return float(loss), grads
+
+
+def test_policy_options_are_measured_once_and_plans_hold_what_they_predict():
+    model, _ = gpt_model.build(CFG, "none")
+    tokens, targets = gpt_model.synthetic_batch(CFG, 0)
+    prof = pr.profile(model, tokens, repeats=1)
+    rng, grads = paddle.get_rng_state(), snapshot_grads(model)
+    pr.plan(model, tokens, budget=1.0, profile=prof, options=("keep", "policy:selective"))
+    # the measurement changes nothing: random state and parameters' .grad as before
+    np.testing.assert_array_equal(paddle.get_rng_state()[0].current_seed(), rng[0].current_seed())
+    assert_tensors_equal(snapshot_grads(model), grads)
+    held, seconds = prof.policy_costs["blocks.0"]["policy:selective"]
+    assert 0 < held < prof.layers["blocks.0"].saved_bytes and seconds > 0
+    inputs = prof.layers["blocks.0"].input_bytes
+    plan = pr.plan(model, tokens, profile=prof, options=("keep", "policy:selective"),
+                   budget=prof.outside_bytes + CFG.blocks * (inputs + held))
+    assert [c.kind for c in plan.choices] == ["policy:selective"] * CFG.blocks
+    loss_ref, grads_ref = _step(model, tokens, targets)
+    with plan.apply():
+        gc.collect()
+        before = _allocated()
+        out = model(tokens)
+        used = _allocated() - before - out.size * out.element_size()
+        del out
+        loss, grads = _step(model, tokens, targets)
+    assert used == plan.predicted_bytes
+    assert loss == loss_ref
+    assert_tensors_equal(grads, grads_ref)
+
+
+def test_register_policy_option_checks_its_arguments():
+    with pytest.raises(TypeError, match="`policy` must be callable"):
+        pr.register_policy_option("policy:bad", "save_matmuls")
+    with pytest.raises(TypeError, match="kind"):
+        pr.register_policy_option("", policies.save_matmuls)
+
+
+def test_a_policy_kind_that_fails_is_left_out_with_a_warning():
+    def broken(info):
+        raise ValueError("no such tensor")
+
+    pr.register_policy_option("policy:broken", broken)
+    try:
+        model, _ = gpt_model.build(CFG, "none")
+        tokens, _ = gpt_model.synthetic_batch(CFG, 0)
+        with pytest.warns(UserWarning, match="'policy:broken' left out.*no such tensor"):
+            plan = pr.plan(model, tokens, budget=0.5, options=("keep", "full", "policy:broken"))
+        assert {c.kind for c in plan.choices} <= {"keep", "full"}
+        assert not _selective.FINISHED  # the measurement's hook is gone
+    finally:
+        from paddle_recompute import _plan_options, _plan_policies
+
+        del _plan_options._KINDS["policy:broken"], _plan_policies.POLICY_KINDS["policy:broken"]
