@@ -146,3 +146,17 @@ class Counting(nn.Layer):
     def forward(self, *args, **kwargs):
         self.calls += 1
         return self.inner(*args, **kwargs)
+
+
+def lm_step(model, tokens, targets) -> tuple:
+    """One seeded next-token step of a language model: the loss and every parameter's gradient."""
+    from paddle_recompute.testing import snapshot_grads
+
+    paddle.seed(7)
+    logits = model(tokens)
+    loss = paddle.nn.functional.cross_entropy(logits.reshape([-1, logits.shape[-1]]),
+                                              targets.reshape([-1]))
+    loss.backward()
+    grads = snapshot_grads(model)
+    model.clear_gradients()
+    return float(loss), grads

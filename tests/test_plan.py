@@ -4,6 +4,7 @@
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import lm_step
 from paddle.base import core
 
 import paddle_recompute as pr
@@ -23,14 +24,6 @@ def gpt():
     return model, tokens, targets, prof
 
 
-def _step(model, tokens, targets):
-    paddle.seed(7)
-    logits = model(tokens)
-    loss = paddle.nn.functional.cross_entropy(logits.reshape([-1, CFG.vocab]), targets.reshape([-1]))
-    loss.backward()
-    grads = snapshot_grads(model)
-    model.clear_gradients()
-    return float(loss), grads
 
 
 def _held_after_forward(model, tokens) -> int:
@@ -69,10 +62,10 @@ def test_parity_and_recompute_ran(gpt, budget):
     model, tokens, targets, prof = gpt
     plan = pr.plan(model, tokens, budget=budget, profile=prof)
     assert any(c.kind != "keep" for c in plan.choices)
-    loss_ref, grads_ref = _step(model, tokens, targets)
+    loss_ref, grads_ref = lm_step(model, tokens, targets)
     counts, undo = _count_reruns(plan)
     with plan.apply():
-        loss, grads = _step(model, tokens, targets)
+        loss, grads = lm_step(model, tokens, targets)
     undo()
     assert loss == loss_ref
     assert_tensors_equal(grads, grads_ref)
@@ -112,9 +105,9 @@ def test_plan_applies_to_an_identical_model(gpt):
     model, tokens, targets, prof = gpt
     plan = pr.plan(lambda t: model(t), tokens, budget=0.3, blocks=list(model.blocks))
     twin, _ = gpt_model.build(CFG, "none")
-    loss_ref, grads_ref = _step(twin, tokens, targets)
+    loss_ref, grads_ref = lm_step(twin, tokens, targets)
     with plan.apply(twin):
-        loss, grads = _step(twin, tokens, targets)
+        loss, grads = lm_step(twin, tokens, targets)
         assert "forward" in twin.blocks[0].__dict__ or any(
             "forward" in layer.__dict__ for layer in twin.blocks[0].sublayers())
     assert loss == loss_ref
@@ -169,9 +162,9 @@ def test_registered_kind_is_planned_and_applied(gpt):
         plan = pr.plan(model, tokens, budget=0.2, profile=prof)
         assert {c.kind for c in plan.choices} & {"full-reentrant"}
         assert "full" not in {c.kind for c in plan.choices}
-        loss_ref, grads_ref = _step(model, tokens, targets)
+        loss_ref, grads_ref = lm_step(model, tokens, targets)
         with plan.apply():
-            loss, grads = _step(model, tokens, targets)
+            loss, grads = lm_step(model, tokens, targets)
         assert loss == loss_ref
         assert_tensors_equal(grads, grads_ref)
     finally:
@@ -277,9 +270,9 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     after = paddle.rand([4]).numpy()
     paddle.set_rng_state(rng)
     np.testing.assert_array_equal(after, paddle.rand([4]).numpy())
-    loss_ref, grads_ref = _step(model, tokens, targets)
+    loss_ref, grads_ref = lm_step(model, tokens, targets)
     with plan.apply():
-        loss, grads = _step(model, tokens, targets)
+        loss, grads = lm_step(model, tokens, targets)
     assert loss == loss_ref
     assert_tensors_equal(grads, grads_ref)
 

@@ -5,6 +5,7 @@ import gc
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import lm_step
 from paddle.base import core
 
 import paddle_recompute as pr
@@ -43,14 +44,6 @@ def test_a_region_knows_the_bytes_it_holds(policy):
     assert frame.rerun_ns > 0 or policy is policies.save_all  # save_all never reruns
 
 
-def _step(model, tokens, targets):
-    paddle.seed(7)
-    logits = model(tokens)
-    loss = paddle.nn.functional.cross_entropy(logits.reshape([-1, CFG.vocab]), targets.reshape([-1]))
-    loss.backward()
-    grads = snapshot_grads(model)
-    model.clear_gradients()
-    return float(loss), grads
 
 
 def test_policy_options_are_measured_once_and_plans_hold_what_they_predict():
@@ -68,14 +61,14 @@ def test_policy_options_are_measured_once_and_plans_hold_what_they_predict():
     plan = pr.plan(model, tokens, profile=prof, options=("keep", "policy:selective"),
                    budget=prof.outside_bytes + CFG.blocks * (inputs + held))
     assert [c.kind for c in plan.choices] == ["policy:selective"] * CFG.blocks
-    loss_ref, grads_ref = _step(model, tokens, targets)
+    loss_ref, grads_ref = lm_step(model, tokens, targets)
     with plan.apply():
         gc.collect()
         before = _allocated()
         out = model(tokens)
         used = _allocated() - before - out.size * out.element_size()
         del out
-        loss, grads = _step(model, tokens, targets)
+        loss, grads = lm_step(model, tokens, targets)
     assert used == plan.predicted_bytes
     assert loss == loss_ref
     assert_tensors_equal(grads, grads_ref)
