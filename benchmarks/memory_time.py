@@ -8,7 +8,7 @@ Modes, one model each with identical initial weights:
     forward holds besides, its logits, are measured on none and taken off the budget), with
     ``--calibrate`` rounds of calibration (option times measured as step growth).
   * every block under ``save_matmuls``, under ``except_scores+masks``
-    (``save_any_of(save_matmuls_except_scores, save_dropout_masks)``), the
+    (``save_matmuls_except_scores_and_masks``), the
     ``core_attn`` / ``full_attn`` presets (``apply_recompute_granularity``), and the
     planner with four more per-block options: the built-in ``policy:selective`` and
     ``policy:masks``, whose bytes and rerun time ``plan`` measures itself, and two
@@ -43,7 +43,6 @@ from paddle_recompute import policies  # noqa: E402
 from paddle_recompute._bench import harness as gpt_model  # noqa: E402
 from paddle_recompute._bench.harness import GPTConfig, MiB  # noqa: E402
 
-EXCEPT_SCORES = policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)
 TARGETS = {"plan 50%": (0.50, 1.06), "plan 25%": (0.25, 1.12), "save_matmuls": (0.50, 1.06),
            "except_scores+masks": (0.50, 1.06),
            "core_attn": (0.50, 1.06), "plan+policies 50%": (0.50, 1.06),
@@ -119,7 +118,7 @@ def build_modes(cfg: GPTConfig, calibrate: int) -> tuple[dict, dict]:
             plans[label] = plan
             print(f"{label}:\n{plan}\n", file=sys.stderr)
     modes["save_matmuls"] = _build(cfg, _policy_runner(policies.save_matmuls))
-    modes["except_scores+masks"] = _build(cfg, _policy_runner(EXCEPT_SCORES))
+    modes["except_scores+masks"] = _build(cfg, _policy_runner(policies.save_matmuls_except_scores_and_masks))
     for granularity in ("core_attn", "full_attn"):
         model, opt = _build(cfg, _first_k(0))
         for block in model.blocks:

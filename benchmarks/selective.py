@@ -58,8 +58,7 @@ RUNNERS = {
         policies.save_any_of(policies.save_matmuls_no_batch, policies.save_dropout_masks)),
     "save_matmuls+masks": _policy_runner(
         policies.save_any_of(policies.save_matmuls, policies.save_dropout_masks)),
-    "save_matmuls_except_scores+masks": _policy_runner(
-        policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)),
+    "save_matmuls_except_scores+masks": _policy_runner(policies.save_matmuls_except_scores_and_masks),
     "save_all_but_attention_core+masks": _policy_runner(
         policies.save_any_of(policies.save_all_but_attention_core, policies.save_dropout_masks)),
 }

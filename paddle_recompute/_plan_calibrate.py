@@ -26,7 +26,7 @@ from ._plan_options import wrap_of
 from ._profile import sync
 from ._state import ForwardState
 
-__all__ = ["calibrated"]
+__all__ = ["calibrated", "trainable_params", "step", "Wrapped"]
 
 
 def calibrated(call, table: dict, roots: tuple, prof, cands: list, rounds: int) -> list:
@@ -38,12 +38,16 @@ def calibrated(call, table: dict, roots: tuple, prof, cands: list, rounds: int) 
                if wrap_of(c.kind) is not None
                and c.name not in prof.step_costs.get(prof.blocks[idx[0]], {})]
     if missing:
-        params = list({id(p): p for layer in table.values() for p in layer.parameters()
-                       if not p.stop_gradient}.values())
-        _measure(call, table, roots, params, prof, cands, missing, rounds)
+        _measure(call, table, roots, trainable_params(table), prof, cands, missing, rounds)
     return [[replace(c, time=prof.step_costs[prof.blocks[i]][c.name])
              if c.name in prof.step_costs.get(prof.blocks[i], {}) else c for c in cs]
             for i, cs in enumerate(cands)]
+
+
+def trainable_params(table: dict) -> list:
+    """The parameters of the layers in ``table`` that take gradients, each once."""
+    return list({id(p): p for layer in table.values() for p in layer.parameters()
+                 if not p.stop_gradient}.values())
 
 
 def _measure(call, table, roots, params, prof, cands, missing, rounds) -> None:
@@ -51,15 +55,16 @@ def _measure(call, table, roots, params, prof, cands, missing, rounds) -> None:
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        _step(call, roots, params)  # warm-up: first-touch allocations would bias the base
+        step(call, roots, params)  # warm-up: first-touch allocations would bias the base
         for _ in range(rounds):
-            before = _step(call, roots, params)
+            before = step(call, roots, params)
             for (idx, name), out in samples.items():
                 # bases alternate with options: each option against the two around it,
                 # since the machine's load drifts over a round
-                with _Wrapped(table, [_candidate(cands[i], name) for i in idx]):
-                    timed = _step(call, roots, params)
-                after = _step(call, roots, params)
+                chosen = [_candidate(cands[i], name) for i in idx]
+                with Wrapped([(table[t], wrap_of(c.kind)) for c in chosen for t in c.targets]):
+                    timed = step(call, roots, params)
+                after = step(call, roots, params)
                 out.append((timed - (before + after) / 2) / len(idx))
                 before = after
     finally:
@@ -73,7 +78,9 @@ def _candidate(options: list, name: str):
     return next(c for c in options if c.name == name)
 
 
-def _step(call, roots, params) -> float:
+def step(call, roots, params) -> float:
+    """Time one forward + ``paddle.grad`` backward of ``call`` (state put back, ``.grad``
+    untouched)."""
     fn, args, kwargs = call
     with ForwardState(True, roots).replayed():
         sync()
@@ -86,11 +93,12 @@ def _step(call, roots, params) -> float:
         return time.perf_counter() - start
 
 
-class _Wrapped:
-    """Apply candidates' wraps to their targets for the body (instance ``forward``)."""
+class Wrapped:
+    """Replace each ``layer``'s ``forward`` by ``wrap(forward)`` for the body, given
+    ``(layer, wrap)`` pairs (on the instance; put back in reverse order)."""
 
-    def __init__(self, table: dict, chosen: list):
-        self.swaps = [(table[t], wrap_of(c.kind)) for c in chosen for t in c.targets]
+    def __init__(self, swaps: list):
+        self.swaps = swaps
         self.previous: list = []
 
     def __enter__(self) -> None:

@@ -21,7 +21,7 @@ from ._api import recompute
 from ._profile_result import LayerProfile, Profile, SavedTensor
 
 __all__ = ["Candidate", "register_option", "option_kinds", "kept_tensors_option", "wrap_of",
-           "candidates_for"]
+           "candidates_for", "recompute_forward"]
 
 _MAX_SUBSETS_CHILDREN = 6  # above this many sublayers, "sub" offers single sublayers only
 
@@ -83,9 +83,10 @@ def candidates_for(block: LayerProfile, prof: Profile, kinds) -> list[Candidate]
     return out
 
 
-def _recompute_forward(forward: Callable) -> Callable:
+def recompute_forward(forward: Callable, **options) -> Callable:
+    """``forward`` as a non-reentrant recompute region with ``options`` (a plan's wrap)."""
     def recomputed(*args, **kwargs):
-        return recompute(forward, *args, use_reentrant=False, **kwargs)
+        return recompute(forward, *args, use_reentrant=False, **options, **kwargs)
 
     return recomputed
 
@@ -153,5 +154,5 @@ def _outermost(block: LayerProfile, prof: Profile, accept) -> list[LayerProfile]
 
 
 register_option("keep", _keep, None)
-register_option("full", _full, _recompute_forward)
-register_option("sub", _sub, _recompute_forward)
+register_option("full", _full, recompute_forward)
+register_option("sub", _sub, recompute_forward)

@@ -9,22 +9,22 @@ region the device bytes it held (``PolicyFrame.held_bytes``) and the time its re
 The results live in ``Profile.policy_costs`` and are reused.  With ``calibrate`` the time
 is replaced by measured step growth, like every other option's.
 
-Built in: ``policy:selective`` (``save_any_of(save_matmuls_except_scores,
-save_dropout_masks)``, the ``"selective"`` preset) and ``policy:masks``
+Built in: ``policy:selective`` (``save_matmuls_except_scores_and_masks``, the
+``"selective"`` preset) and ``policy:masks``
 (``save_dropout_masks``: everything reruns but dropout's random draws).
 """
 
 from __future__ import annotations
 
+import functools
 import statistics
 import warnings
 from collections.abc import Callable
 
 from . import _selective, policies
 from ._amp import grad_enabled, set_grad_enabled
-from ._api import recompute
-from ._plan_calibrate import _step
-from ._plan_options import register_option
+from ._plan_calibrate import Wrapped, step, trainable_params
+from ._plan_options import recompute_forward, register_option
 
 __all__ = ["register_policy_option", "measure_policies", "POLICY_KINDS"]
 
@@ -52,13 +52,7 @@ def register_policy_option(kind: str, policy: Callable) -> None:
 
 
 def _wrap(policy) -> Callable:
-    def wrap(forward: Callable) -> Callable:
-        def recomputed(*args, **kwargs):
-            return recompute(forward, *args, use_reentrant=False, policy=policy, **kwargs)
-
-        return recomputed
-
-    return wrap
+    return functools.partial(recompute_forward, policy=policy)
 
 
 def _provider(kind: str):
@@ -78,8 +72,7 @@ def measure_policies(call, table: dict, roots: tuple, prof, kinds) -> None:
             and any(k not in prof.policy_costs.get(b, {}) for b in prof.blocks)]
     if not todo:
         return
-    params = list({id(p): p for layer in table.values() for p in layer.parameters()
-                   if not p.stop_gradient}.values())
+    params = trainable_params(table)
     if not params:  # nothing to backpropagate to, so no rerun to measure: offer no policy
         return
     grad = grad_enabled()
@@ -105,40 +98,33 @@ def _measure(call, table, roots, params, blocks, kind) -> dict:
     owners: list = []
     finished: list = []
     wrap = _wrap(POLICY_KINDS[kind])
-    previous = []
 
-    def tracked(name, forward):
-        region = wrap(forward)
+    def tracked(name):
+        def wrap_tracked(forward):
+            region = wrap(forward)
 
-        def run(*args, **kwargs):
-            before = len(finished)
-            out = region(*args, **kwargs)
-            if len(finished) > before:  # regions nested in this one end before it
-                owners.append((name, finished[-1]))
-            return out
+            def run(*args, **kwargs):
+                before = len(finished)
+                out = region(*args, **kwargs)
+                if len(finished) > before:  # regions nested in this one end before it
+                    owners.append((name, finished[-1]))
+                return out
 
-        return run
+            return run
+
+        return wrap_tracked
 
     _selective.FINISHED.append(finished)
     try:
-        for name in blocks:
-            layer = table[name]
-            previous.append((layer, layer.__dict__.get("forward")))
-            layer.forward = tracked(name, layer.forward)
-        _step(call, roots, params)
+        with Wrapped([(table[name], tracked(name)) for name in blocks]):
+            step(call, roots, params)
     finally:
         _selective.FINISHED.remove(finished)
-        for layer, forward in reversed(previous):
-            if forward is None:
-                del layer.forward
-            else:
-                layer.forward = forward
     out: dict = {}
     for name, frame in owners:
         out.setdefault(name, []).append((frame.held_bytes(), frame.rerun_ns / 1e9))
     return out
 
 
-register_policy_option("policy:selective", policies.save_any_of(
-    policies.save_matmuls_except_scores, policies.save_dropout_masks))
+register_policy_option("policy:selective", policies.save_matmuls_except_scores_and_masks)
 register_policy_option("policy:masks", policies.save_dropout_masks)

@@ -6,7 +6,7 @@
   ``policies.save_all_but_attention_core``: only scores, softmax, dropout and scores·V
   are recomputed (Megatron-LM's selective recompute); projections are kept and skipped.
 * ``"selective"`` (ours, not PaddleNLP's): the whole block is a selective region with
-  ``save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)``:
+  ``policies.save_matmuls_except_scores_and_masks``:
   projections, scores·V and dropout masks are kept; norms, activations, the attention
   scores, softmax and dropout outputs (rebuilt from their masks) are recomputed.  The
   least recompute per byte freed of the presets (on the CPU GPT benchmark: 0.47x the
@@ -29,7 +29,6 @@ from ._api import recompute
 __all__ = ["apply_recompute_granularity", "GRANULARITIES"]
 
 GRANULARITIES = ("full", "full_attn", "core_attn", "selective", "none")
-_SELECTIVE = policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)
 _ATTENTION_NAMES = ("self_attn", "attn", "attention", "self_attention")
 _ORIGINAL = "_paddle_recompute_forward"
 
@@ -79,8 +78,11 @@ def apply_recompute_granularity(
         for child in block.sublayers():
             _restore(child)
         return block
-    if granularity in ("full", "selective"):
-        _wrap(block, {**options, "policy": _SELECTIVE} if granularity == "selective" else options)
+    if granularity == "full":
+        _wrap(block, options)
+        return block
+    if granularity == "selective":
+        _wrap(block, {**options, "policy": policies.save_matmuls_except_scores_and_masks})
         return block
     attn = _find_attention(block, attention)
     _restore(attn)

@@ -30,13 +30,14 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 __all__ = [
     "MATMUL_OPS", "OFFLOAD", "RECOMPUTE", "SAVE", "Offload", "PolicyInfo",
     "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
-    "save_dropout_masks", "save_matmuls", "save_matmuls_except_scores", "save_matmuls_no_batch",
-    "save_names",
+    "save_dropout_masks", "save_matmuls", "save_matmuls_except_scores",
+    "save_matmuls_except_scores_and_masks", "save_matmuls_no_batch", "save_names",
 ]
 
 
@@ -133,21 +134,13 @@ def save_matmuls_except_scores(info: PolicyInfo) -> bool:
     (scores·V), and recomputed when it is larger (Q·Kᵀ: sequence² elements for a
     contraction of only head_dim, the cheapest bytes a transformer holds per FLOP).
     With :func:`save_dropout_masks` it is the transformer policy that recomputes least per
-    byte freed: ``save_any_of(save_matmuls_except_scores, save_dropout_masks)``.
+    byte freed: :func:`save_matmuls_except_scores_and_masks`.
     """
     if info.op not in MATMUL_OPS:
         return False
     if not _is_batched_matmul(info):
         return True
-    largest = max(_numel(s) for s in info.input_shapes)
-    return _numel(info.shape) <= largest
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+    return math.prod(info.shape) <= max(math.prod(s) for s in info.input_shapes)
 
 
 def save_dropout_masks(info: PolicyInfo) -> bool:
@@ -158,6 +151,12 @@ def save_dropout_masks(info: PolicyInfo) -> bool:
     bit-identical with this device's kernel, else dropout reruns.
     """
     return info.op == "dropout" and info.output_index == 1
+
+
+def save_matmuls_except_scores_and_masks(info: PolicyInfo):
+    """:func:`save_matmuls_except_scores` or :func:`save_dropout_masks`: the ``"selective"``
+    transformer preset and the planner's ``policy:selective`` option."""
+    return save_matmuls_except_scores(info) or save_dropout_masks(info)
 
 
 def save_all_but_attention_core(info: PolicyInfo) -> bool:

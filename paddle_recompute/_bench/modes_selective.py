@@ -54,10 +54,9 @@ register_mode("ours save_matmuls_no_batch+masks",
               default=False, description="non-reentrant, policy=save_any_of(save_matmuls_no_batch, "
                                          "save_dropout_masks): dropout outputs rebuilt from masks")
 register_mode("ours save_matmuls_except_scores+masks",
-              _policy(policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)),
-              default=False, description="non-reentrant, policy=save_any_of(save_matmuls_except_scores, "
-                                         "save_dropout_masks): Q·Kᵀ, norms, activations and dropout "
-                                         "outputs recomputed")
+              _policy(policies.save_matmuls_except_scores_and_masks),
+              default=False, description="non-reentrant, policy=save_matmuls_except_scores_and_masks: "
+                                         "Q·Kᵀ, norms, activations and dropout outputs recomputed")
 for _granularity in ("full_attn", "core_attn", "selective"):
     register_mode(f"ours {_granularity}", prepare=_preset(_granularity), default=False,
                   description=f"apply_recompute_granularity(block, {_granularity!r}) on every block")
