@@ -3,7 +3,7 @@
 Modes, one model each with identical initial weights:
   * ``k=0..8``: recompute the first k of the 8 blocks whole (non-reentrant): the layer-level
     line; ``k=0`` is "none".
-  * ``plan 50%`` / ``plan 25%``: :func:`paddle_recompute.plan` with that fraction of none's
+  * ``plan 50%`` / ``plan 25%``: :func:`paddle_recompute.planner.plan` with that fraction of none's
     forward activation memory (the planner budgets what is saved for backward; the bytes the
     forward holds besides, its logits, are measured on none and taken off the budget), with
     ``--calibrate`` rounds of calibration (option times measured as step growth).
@@ -108,9 +108,9 @@ def build_modes(cfg: GPTConfig, calibrate: int) -> tuple[dict, dict]:
             tokens, targets = gpt_model.synthetic_batch(cfg, 0)
             call = _loss_of(model, cfg)
             if prof is None:  # one profile (and calibration) per variant, shared by budgets
-                prof = pr.profile(call, tokens, targets, blocks=list(model.blocks))
+                prof = pr.planner.profile(call, tokens, targets, blocks=list(model.blocks))
             held_besides = none_bytes - prof.total_bytes  # logits etc.: not saved for backward
-            plan = pr.plan(call, tokens, targets, blocks=list(model.blocks), profile=prof,
+            plan = pr.planner.plan(call, tokens, targets, blocks=list(model.blocks), profile=prof,
                            budget=int(frac * none_bytes - held_besides), options=kinds,
                            calibrate=calibrate)
             plan.apply(model)
@@ -176,8 +176,8 @@ def _register_policy_options(cfg) -> tuple:
         t = max(attn.recompute_s - linear_time(attn, prof, attn.name), 0.0)
         return [("policy:core_attn", held["policy:core_attn"], t, (attn.name,))]
 
-    pr.register_option("policy:save_matmuls", matmuls, save_matmuls)
-    pr.register_option("policy:core_attn", core_attn, core)
+    pr.planner.register_option("policy:save_matmuls", matmuls, save_matmuls)
+    pr.planner.register_option("policy:core_attn", core_attn, core)
     # built in, costs measured by plan itself: policy:selective, policy:masks
     return ("keep", "full", "sub", "policy:save_matmuls", "policy:core_attn",
             "policy:selective", "policy:masks")

@@ -11,7 +11,7 @@ set by default here, the CPU-time ratios are far steadier on a shared machine).
     python benchmarks/selective.py [--rounds 5] [--modes none,full,...] [--json out.json]
     python benchmarks/selective.py --breakdown   # which kernels each policy reruns, one block
 
-Before the fix of NOTE [ No cycles ] (``_hooks.py``), every policy region leaked what it
+Before the fix of NOTE [ No cycles ] (``_core/hooks.py``), every policy region leaked what it
 kept, each step: with 7-8 modes in one process "none" then ran at 4.4-5.4 s a step against
 4.0-4.2 s with 4 modes (the leaked memory had to be faulted in again by everyone), and the
 policy modes paid most.  ``results/selective_except_scores_cpu.json`` is from after it
@@ -78,7 +78,8 @@ def build(cfg: GPTConfig, mode: str):
 
 def breakdown(cfg: GPTConfig) -> None:
     """Kernels executed during backward (the rerun) of one block, per policy, with times."""
-    from paddle_recompute import _dropout_replay, _ops
+    from paddle_recompute._core import ops as _ops
+    from paddle_recompute._selective import dropout_replay as _dropout_replay
 
     spent: dict = collections.defaultdict(lambda: [0, 0.0])
 

@@ -1,6 +1,6 @@
 """The planner fits a memory budget: recompute only what is needed, at the least extra time.
 
-``paddle_recompute.plan`` profiles one forward of the GPT-style model, then picks per
+``paddle_recompute.planner.plan`` profiles one forward of the GPT-style model, then picks per
 transformer block what to recompute so the activations saved for backward fit
 ``--budget`` (a fraction of what no recompute saves) at the least predicted recompute
 time.  The example prints the plan, trains with it applied, measures what the forward
@@ -35,7 +35,8 @@ def train(cfg: GPTConfig, steps: int, budget: float | None) -> tuple[list[float]
     applied = None
     if budget is not None:
         tokens, targets = gpt_batch(cfg, 0)
-        plan = paddle_recompute.plan(lambda t, y: gpt_loss(model(t), y), tokens, targets, budget=budget)
+        plan = paddle_recompute.planner.plan(lambda t, y: gpt_loss(model(t), y), tokens, targets,
+                                             budget=budget)
         print(plan, "\n")
         applied = plan.apply(model)
     memory, losses, held = HostMemory(), [], []

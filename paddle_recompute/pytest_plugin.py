@@ -23,6 +23,6 @@ def loss_parity() -> Callable[..., None]:
     recompute_plan=None, rtol=0, atol=0)``; a mismatch fails the test with a
     numpy.testing-style report (mismatched count, largest difference and where).
     """
-    from paddle_recompute.testing import assert_loss_parity
+    from .testing import assert_loss_parity
 
     return assert_loss_parity

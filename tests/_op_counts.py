@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import contextlib
 
-from paddle_recompute import _ops
+from paddle_recompute._core import ops as _ops
 
 
 @contextlib.contextmanager

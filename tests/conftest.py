@@ -35,7 +35,7 @@ def _no_leaked_global_state(request):
     yield
     if "mindspore" in request.node.path.parts:
         return
-    from paddle_recompute import _hooks
+    from paddle_recompute._core import hooks as _hooks
 
     leaks = []
     if not paddle.is_grad_enabled():

@@ -6,7 +6,8 @@ import pytest
 from _rc_helpers import Counting
 from paddle import nn
 
-from paddle_recompute import _hooks, recompute
+from paddle_recompute import recompute
+from paddle_recompute._core import hooks as _hooks
 
 
 class Model(nn.Layer):

@@ -13,7 +13,8 @@ import paddle
 import pytest
 from paddle import nn
 
-from paddle_recompute import RecomputeError, _hooks, recompute
+from paddle_recompute import RecomputeError, recompute
+from paddle_recompute._core import hooks as _hooks
 
 
 class Branchy(nn.Layer):

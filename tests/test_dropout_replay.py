@@ -11,7 +11,10 @@ from _rc_helpers import assert_matches_plain, requires_grad
 from paddle import nn
 from paddle.base import core
 
-from paddle_recompute import _dropout_replay, _hooks, _ops, policies, recompute
+from paddle_recompute import policies, recompute
+from paddle_recompute._core import hooks as _hooks
+from paddle_recompute._core import ops as _ops
+from paddle_recompute._selective import dropout_replay as _dropout_replay
 
 MASKS_AND_MATMULS = policies.save_any_of(policies.save_matmuls_no_batch, policies.save_dropout_masks)
 MODES = ("upscale_in_train", "downscale_in_infer")

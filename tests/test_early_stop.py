@@ -1,6 +1,6 @@
 """Early stop (non-reentrant): the rerun ends once every tensor backward needs is back.
 
-See NOTE [ Early stop ] in ``_stop.py``: stopping costs a line tracer and an exception
+See NOTE [ Early stop ] in ``_core/stop.py``: stopping costs a line tracer and an exception
 through the rest of the region (a few µs), so it is only used when the forward's tail (the
 part of the region after its last saved tensor) took longer than ``EARLY_STOP_MIN_TAIL_NS``.
 """
@@ -12,7 +12,9 @@ import paddle
 import pytest
 from paddle import nn
 
-from paddle_recompute import _hooks, _nonreentrant, recompute
+from paddle_recompute import recompute
+from paddle_recompute._core import hooks as _hooks
+from paddle_recompute._core import nonreentrant as _nonreentrant
 
 SLOW_TAIL_S = 0.002  # 200x EARLY_STOP_MIN_TAIL_NS (10 µs)
 

@@ -13,7 +13,8 @@ from paddle import nn
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute import RecomputeError, _hooks, recompute, recompute_sequential
+from paddle_recompute import RecomputeError, recompute, recompute_sequential
+from paddle_recompute._core import hooks as _hooks
 from paddle_recompute.testing import assert_tensors_equal
 
 

@@ -17,7 +17,8 @@ from _rc_helpers import amp_state, tracer_autocast
 from paddle import nn
 from paddle.base import core, framework
 
-from paddle_recompute import _hooks, recompute
+from paddle_recompute import recompute
+from paddle_recompute._core import hooks as _hooks
 
 
 class Boom(Exception):

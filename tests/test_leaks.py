@@ -13,7 +13,10 @@ import pytest
 from paddle import nn
 from paddle.base import core
 
-from paddle_recompute import _hooks, _nonreentrant, _reentrant, recompute
+from paddle_recompute import recompute
+from paddle_recompute._core import hooks as _hooks
+from paddle_recompute._core import nonreentrant as _nonreentrant
+from paddle_recompute._core import reentrant as _reentrant
 
 
 @pytest.fixture
@@ -288,7 +291,7 @@ def _kept_first(layer):
 
 
 def _profiled(layer, x):
-    from paddle_recompute import profile
+    from paddle_recompute.planner import profile
 
     profile(lambda t: layer(t).sum(), x)  # forward and backward under the counting frame
     return layer(x)
@@ -298,7 +301,7 @@ def _profiled(layer, x):
 def test_selective_regions_free_what_their_handles_hold(region):
     # Regression: kept slots once held the saved tensor itself; for an output its own
     # operator saves (softmax, exp) that is a cycle through the grad node (NOTE [ No
-    # cycles ] in _hooks.py), and every step leaked what the node saved.
+    # cycles ] in _core/hooks.py), and every step leaked what the node saved.
     run = _selective_regions()[region]
     paddle.seed(0)
     layer = _SelfSaving()

@@ -15,7 +15,8 @@ from paddle import nn
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute import RecomputeError, _hooks, recompute
+from paddle_recompute import RecomputeError, recompute
+from paddle_recompute._core import hooks as _hooks
 
 MODE_MIXES = [
     modes for depth in (1, 2, 3) for modes in itertools.product((True, False), repeat=depth)
@@ -304,7 +305,7 @@ def test_paddles_builtin_non_reentrant_recompute_nests_inside_ours():
 
 
 def test_raw_hook_methods_are_paddles_own_after_uninstall():
-    from paddle_recompute import _raw_hooks
+    from paddle_recompute._core import raw_hooks as _raw_hooks
 
     cls = paddle.autograd.saved_tensors_hooks
     assert cls.__enter__ is _raw_hooks._enter

@@ -9,7 +9,8 @@ from _rc_helpers import Counting, assert_matches_plain, requires_grad
 from paddle import nn
 from paddle.base import core
 
-from paddle_recompute import RecomputeError, _hooks, no_recompute, policies, recompute
+from paddle_recompute import RecomputeError, no_recompute, policies, recompute
+from paddle_recompute._core import hooks as _hooks
 
 
 class Block(nn.Layer):

@@ -5,7 +5,8 @@ import paddle
 import pytest
 
 import paddle_recompute
-from paddle_recompute import _offload, recompute
+from paddle_recompute import recompute
+from paddle_recompute._core import offload as _offload
 
 
 def _block():
@@ -46,8 +47,8 @@ def test_offloaded_input_is_a_host_copy(use_reentrant, monkeypatch):
         made.append((t, host))
         return host, place
 
-    monkeypatch.setattr("paddle_recompute._reentrant.to_host", spy)
-    monkeypatch.setattr("paddle_recompute._nonreentrant.to_host", spy)
+    monkeypatch.setattr("paddle_recompute._core.reentrant.to_host", spy)
+    monkeypatch.setattr("paddle_recompute._core.nonreentrant.to_host", spy)
     block = _block()
     x = paddle.randn([3, 6])
     x.stop_gradient = False

@@ -13,7 +13,9 @@ from paddle import nn
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute import _offload, _save_on_cpu, policies, recompute
+from paddle_recompute import policies, recompute
+from paddle_recompute._core import offload as _offload
+from paddle_recompute._selective import save_on_cpu as _save_on_cpu
 from paddle_recompute.testing import assert_tensors_equal
 
 
@@ -42,7 +44,7 @@ def copies(monkeypatch):
         return _offload.to_host(t, blocking)
 
     monkeypatch.setattr(_save_on_cpu, "to_host", counting)
-    from paddle_recompute import _selective
+    from paddle_recompute._selective import frame as _selective
 
     monkeypatch.setattr(_selective, "to_host", counting)
     return made

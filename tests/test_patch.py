@@ -15,7 +15,9 @@ import pytest
 from paddle import nn
 
 import paddle_recompute
-from paddle_recompute import _api, _patch, is_patched, paddle_patched, patch_paddle, unpatch_paddle
+from paddle_recompute import is_patched, paddle_patched, patch_paddle, unpatch_paddle
+from paddle_recompute._entry import recompute as _api
+from paddle_recompute._interop import patch as _patch
 
 MODULE = "paddle.distributed.fleet.recompute.recompute"
 

@@ -8,9 +8,9 @@ from _rc_helpers import lm_step
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute import _plan_options
 from paddle_recompute._bench import harness as gpt_model  # noqa: E402
-from paddle_recompute._plan_policies import POLICY_KINDS
+from paddle_recompute._planner import options as _plan_options
+from paddle_recompute._planner.policy_options import POLICY_KINDS
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
 CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=4, dropout=0.1)
@@ -20,7 +20,7 @@ CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=
 def gpt():
     model, _ = gpt_model.build(CFG, "none")
     tokens, targets = gpt_model.synthetic_batch(CFG, 0)
-    prof = pr.profile(model, tokens, repeats=1)
+    prof = pr.planner.profile(model, tokens, repeats=1)
     return model, tokens, targets, prof
 
 
@@ -60,7 +60,7 @@ def _count_reruns(plan):
 @pytest.mark.parametrize("budget", [0.5, 0.25, 0.1])
 def test_parity_and_recompute_ran(gpt, budget):
     model, tokens, targets, prof = gpt
-    plan = pr.plan(model, tokens, budget=budget, profile=prof)
+    plan = pr.planner.plan(model, tokens, budget=budget, profile=prof)
     assert any(c.kind != "keep" for c in plan.choices)
     loss_ref, grads_ref = lm_step(model, tokens, targets)
     counts, undo = _count_reruns(plan)
@@ -76,7 +76,7 @@ def test_tighter_budget_holds_less_and_fits(gpt):
     model, tokens, _, prof = gpt
     held = {}
     for budget in (1.0, 0.5, 0.25, 0.1):
-        plan = pr.plan(model, tokens, budget=budget, profile=prof)
+        plan = pr.planner.plan(model, tokens, budget=budget, profile=prof)
         with plan.apply():
             held[budget] = _held_after_forward(model, tokens)
         # model error: region bookkeeping objects hold no tensor memory; the allocator
@@ -89,8 +89,8 @@ def test_tighter_budget_holds_less_and_fits(gpt):
 
 def test_apply_is_reversible_and_not_stacked(gpt):
     model, tokens, _, prof = gpt
-    plan = pr.plan(model, tokens, budget=0.3, profile=prof)
-    handle = pr.apply_plan(model, plan)
+    plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof)
+    handle = pr.planner.apply_plan(model, plan)
     with pytest.raises(ValueError, match="already wrapped by a plan"):
         plan.apply(model)
     handle.remove()
@@ -103,7 +103,7 @@ def test_apply_is_reversible_and_not_stacked(gpt):
 
 def test_plan_applies_to_an_identical_model(gpt):
     model, tokens, targets, prof = gpt
-    plan = pr.plan(lambda t: model(t), tokens, budget=0.3, blocks=list(model.blocks))
+    plan = pr.planner.plan(lambda t: model(t), tokens, budget=0.3, blocks=list(model.blocks))
     twin, _ = gpt_model.build(CFG, "none")
     loss_ref, grads_ref = lm_step(twin, tokens, targets)
     with plan.apply(twin):
@@ -116,10 +116,10 @@ def test_plan_applies_to_an_identical_model(gpt):
 
 def test_budget_below_minimum_names_it(gpt):
     model, tokens, _, prof = gpt
-    with pytest.raises(pr.InfeasibleBudget, match="minimum achievable activation memory") as info:
-        pr.plan(model, tokens, budget=1000, profile=prof)
+    with pytest.raises(pr.planner.InfeasibleBudget, match="minimum achievable activation memory") as info:
+        pr.planner.plan(model, tokens, budget=1000, profile=prof)
     assert info.value.minimum > 1000
-    ok = pr.plan(model, tokens, budget=int(info.value.minimum), profile=prof)
+    ok = pr.planner.plan(model, tokens, budget=int(info.value.minimum), profile=prof)
     assert ok.predicted_bytes == info.value.minimum
 
 
@@ -136,16 +136,16 @@ def test_budget_below_minimum_names_it(gpt):
 def test_bad_arguments(gpt, kwargs, error, match):
     model, tokens, _, prof = gpt
     with pytest.raises(error, match=match):
-        pr.plan(model, tokens, profile=prof, **kwargs)
+        pr.planner.plan(model, tokens, profile=prof, **kwargs)
 
 
 def test_apply_errors(gpt):
     model, tokens, _, prof = gpt
-    plan = pr.plan(model, tokens, budget=0.2, profile=prof)
+    plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof)
     with pytest.raises(TypeError, match="must be a Plan"):
-        pr.apply_plan(model, "plan")
+        pr.planner.apply_plan(model, "plan")
     with pytest.raises(ValueError, match="does not have"):
-        pr.apply_plan(paddle.nn.Linear(2, 2), plan)
+        pr.planner.apply_plan(paddle.nn.Linear(2, 2), plan)
 
 
 def test_registered_kind_is_planned_and_applied(gpt):
@@ -157,9 +157,9 @@ def test_registered_kind_is_planned_and_applied(gpt):
     def cheap_full(block, prof):  # same memory as "full", but claims to be cheaper
         return [("full-reentrant", block.input_bytes, (block.recompute_s or 0) / 2, (block.name,))]
 
-    pr.register_option("full-reentrant", cheap_full, reentrant)
+    pr.planner.register_option("full-reentrant", cheap_full, reentrant)
     try:
-        plan = pr.plan(model, tokens, budget=0.2, profile=prof)
+        plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof)
         assert {c.kind for c in plan.choices} & {"full-reentrant"}
         assert "full" not in {c.kind for c in plan.choices}
         loss_ref, grads_ref = lm_step(model, tokens, targets)
@@ -173,7 +173,7 @@ def test_registered_kind_is_planned_and_applied(gpt):
 
 def test_kept_tensors_option_costs(gpt):
     _, _, _, prof = gpt
-    provider = pr.kept_tensors_option(lambda s: s.dtype == "uint8", name="keep-masks")
+    provider = pr.planner.kept_tensors_option(lambda s: s.dtype == "uint8", name="keep-masks")
     block = prof.block_profiles()[1]
     ((name, memory, seconds, targets),) = provider(block, prof)
     masks = sum(s.nbytes for s in prof.saved
@@ -184,7 +184,7 @@ def test_kept_tensors_option_costs(gpt):
 
 def test_plan_formats(gpt):
     model, tokens, _, prof = gpt
-    plan = pr.plan(model, tokens, budget=0.5, profile=prof)
+    plan = pr.planner.plan(model, tokens, budget=0.5, profile=prof)
     assert "predicted" in str(plan) and "blocks.0" in str(plan)
     data = plan.to_dict()
     assert data["predicted_bytes"] == plan.predicted_bytes and len(data["choices"]) == 4
@@ -194,7 +194,7 @@ def test_plan_formats(gpt):
 def test_kept_tensors_option_skipped_time(gpt):
     _, _, _, prof = gpt
     block = prof.block_profiles()[0]
-    provider = pr.kept_tensors_option(lambda s: s.producer == "softmax",
+    provider = pr.planner.kept_tensors_option(lambda s: s.producer == "softmax",
                                       skipped=lambda row: row.type in ("CausalSelfAttention", "Linear"))
     ((_, memory, seconds, _),) = provider(block, prof)
     softmax = [s.nbytes for s in prof.saved if s.layer.startswith(block.name + ".")
@@ -222,7 +222,7 @@ def _chain_of_linear_tanh():
 def test_consumer_block_owns_its_saved_input():
     # block i's Linear saves block i-1's Tanh output: that tensor lives or dies with block i
     model, x = _chain_of_linear_tanh(), paddle.randn([8, 16])
-    prof = pr.profile(model, x, blocks=["0", "1", "2"], repeats=1)
+    prof = pr.planner.profile(model, x, blocks=["0", "1", "2"], repeats=1)
     act = 8 * 16 * 4
     assert [b.saved_bytes for b in prof.block_profiles()] == [0, act, 2 * act]
 
@@ -231,7 +231,7 @@ def test_consumer_block_owns_its_saved_input():
 def test_predicted_bytes_are_measured_bytes_for_every_choice(mask):
     model, x = _chain_of_linear_tanh(), paddle.randn([8, 16])
     x.stop_gradient = False
-    prof = pr.profile(model, x, blocks=["0", "1", "2"], repeats=1)
+    prof = pr.planner.profile(model, x, blocks=["0", "1", "2"], repeats=1)
     chosen = [bool(mask >> i & 1) for i in range(3)]
     predicted = sum(b.input_bytes if full else b.saved_bytes
                     for b, full in zip(prof.block_profiles(), chosen, strict=True))
@@ -247,18 +247,18 @@ def test_predicted_bytes_are_measured_bytes_for_every_choice(mask):
 
 def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     model, tokens, targets, _ = gpt
-    prof = pr.profile(model, tokens, repeats=1)
+    prof = pr.planner.profile(model, tokens, repeats=1)
     calls = [0]
     hook = model.register_forward_pre_hook(lambda *a: calls.__setitem__(0, calls[0] + 1))
     rng, grads_before = paddle.get_rng_state(), snapshot_grads(model)
     try:
-        plan = pr.plan(model, tokens, budget=0.3, profile=prof, calibrate=2)
+        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2)
         n_options = len(prof.step_costs["blocks.0"])
         # one step per policy option kind to measure its bytes; then, all four blocks being
         # alike: a warm-up step, then per round a base and, per option, the option and a base
         expected = len(POLICY_KINDS) + 1 + 2 * (1 + 2 * n_options)
         assert calls[0] == expected
-        again = pr.plan(model, tokens, budget=0.5, profile=prof, calibrate=2)
+        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2)
         assert calls[0] == expected  # reused, nothing measured again
     finally:
         hook.remove()
@@ -280,4 +280,4 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
 def test_calibrate_must_be_rounds(gpt):
     model, tokens, _, prof = gpt
     with pytest.raises(ValueError, match="calibrate"):
-        pr.plan(model, tokens, budget=0.5, profile=prof, calibrate=True)
+        pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=True)

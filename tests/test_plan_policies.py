@@ -9,8 +9,9 @@ from _rc_helpers import lm_step
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute import _selective, policies
+from paddle_recompute import policies
 from paddle_recompute._bench import harness as gpt_model
+from paddle_recompute._selective import frame as _selective
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
 CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=4, dropout=0.1)
@@ -49,16 +50,16 @@ def test_a_region_knows_the_bytes_it_holds(policy):
 def test_policy_options_are_measured_once_and_plans_hold_what_they_predict():
     model, _ = gpt_model.build(CFG, "none")
     tokens, targets = gpt_model.synthetic_batch(CFG, 0)
-    prof = pr.profile(model, tokens, repeats=1)
+    prof = pr.planner.profile(model, tokens, repeats=1)
     rng, grads = paddle.get_rng_state(), snapshot_grads(model)
-    pr.plan(model, tokens, budget=1.0, profile=prof, options=("keep", "policy:selective"))
+    pr.planner.plan(model, tokens, budget=1.0, profile=prof, options=("keep", "policy:selective"))
     # the measurement changes nothing: random state and parameters' .grad as before
     np.testing.assert_array_equal(paddle.get_rng_state()[0].current_seed(), rng[0].current_seed())
     assert_tensors_equal(snapshot_grads(model), grads)
     held, seconds = prof.policy_costs["blocks.0"]["policy:selective"]
     assert 0 < held < prof.layers["blocks.0"].saved_bytes and seconds > 0
     inputs = prof.layers["blocks.0"].input_bytes
-    plan = pr.plan(model, tokens, profile=prof, options=("keep", "policy:selective"),
+    plan = pr.planner.plan(model, tokens, profile=prof, options=("keep", "policy:selective"),
                    budget=prof.outside_bytes + CFG.blocks * (inputs + held))
     assert [c.kind for c in plan.choices] == ["policy:selective"] * CFG.blocks
     loss_ref, grads_ref = lm_step(model, tokens, targets)
@@ -76,24 +77,25 @@ def test_policy_options_are_measured_once_and_plans_hold_what_they_predict():
 
 def test_register_policy_option_checks_its_arguments():
     with pytest.raises(TypeError, match="`policy` must be callable"):
-        pr.register_policy_option("policy:bad", "save_matmuls")
+        pr.planner.register_policy_option("policy:bad", "save_matmuls")
     with pytest.raises(TypeError, match="kind"):
-        pr.register_policy_option("", policies.save_matmuls)
+        pr.planner.register_policy_option("", policies.save_matmuls)
 
 
 def test_a_policy_kind_that_fails_is_left_out_with_a_warning():
     def broken(info):
         raise ValueError("no such tensor")
 
-    pr.register_policy_option("policy:broken", broken)
+    pr.planner.register_policy_option("policy:broken", broken)
     try:
         model, _ = gpt_model.build(CFG, "none")
         tokens, _ = gpt_model.synthetic_batch(CFG, 0)
         with pytest.warns(UserWarning, match="'policy:broken' left out.*no such tensor"):
-            plan = pr.plan(model, tokens, budget=0.5, options=("keep", "full", "policy:broken"))
+            plan = pr.planner.plan(model, tokens, budget=0.5, options=("keep", "full", "policy:broken"))
         assert {c.kind for c in plan.choices} <= {"keep", "full"}
         assert not _selective.FINISHED  # the measurement's hook is gone
     finally:
-        from paddle_recompute import _plan_options, _plan_policies
+        from paddle_recompute._planner import options as _plan_options
+        from paddle_recompute._planner import policy_options as _plan_policies
 
         del _plan_options._KINDS["policy:broken"], _plan_policies.POLICY_KINDS["policy:broken"]

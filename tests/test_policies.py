@@ -12,7 +12,9 @@ from paddle import _C_ops, nn
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute import RecomputeError, _hooks, _ops, policies, recompute
+from paddle_recompute import RecomputeError, policies, recompute
+from paddle_recompute._core import hooks as _hooks
+from paddle_recompute._core import ops as _ops
 
 POLICIES = {
     "recompute_all": policies.recompute_all,
@@ -401,7 +403,10 @@ def test_c_ops_restored_after_an_error_in_recomputation():
 def test_docstring_examples_run():
     import doctest
 
-    from paddle_recompute import _no_recompute, _presets, _save_on_cpu, _tag
+    from paddle_recompute._entry import presets as _presets
+    from paddle_recompute._selective import no_recompute as _no_recompute
+    from paddle_recompute._selective import save_on_cpu as _save_on_cpu
+    from paddle_recompute._selective import tag as _tag
 
     for module in (policies, _tag, _no_recompute, _presets, _save_on_cpu):
         result = doctest.testmod(module)

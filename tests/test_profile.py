@@ -9,7 +9,7 @@ from paddle import nn
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute import _hooks
+from paddle_recompute._core import hooks as _hooks
 
 
 def _mlp():
@@ -27,7 +27,7 @@ def _x(shape=(3, 4)):
 
 
 def test_hand_computed_bytes():
-    prof = pr.profile(_mlp(), _x(), blocks=["1", "2", "3"], repeats=1)
+    prof = pr.planner.profile(_mlp(), _x(), blocks=["1", "2", "3"], repeats=1)
     assert prof.total_bytes == 216
     saved = {name: row.saved_bytes for name, row in prof.layers.items()}
     assert saved == {"": 216, "0": 0, "1": 96, "2": 24, "3": 96}
@@ -47,7 +47,7 @@ def test_tensor_saved_twice_counts_once_and_created_leaves_count():
         w.stop_gradient = False
         return paddle.matmul(y, w) * y.sum()
 
-    prof = pr.profile(fn, _x(), blocks=[], repeats=1)
+    prof = pr.planner.profile(fn, _x(), blocks=[], repeats=1)
     # relu's output [3, 4] f32: 48 B once (relu and matmul save it); w [4, 2] f32: 32 B;
     # the multiply saves both operands: the matmul output [3, 2] f32 24 B and the sum 4 B
     assert prof.total_bytes == 48 + 32 + 24 + 4
@@ -58,7 +58,7 @@ def test_float64_element_size():
     lin = nn.Linear(4, 4)
     lin.to(dtype="float64")
     x = _x().astype("float64")
-    prof = pr.profile(nn.Sequential(lin, nn.Tanh()), x, blocks=[], repeats=1)
+    prof = pr.planner.profile(nn.Sequential(lin, nn.Tanh()), x, blocks=[], repeats=1)
     assert prof.total_bytes == 3 * 4 * 8  # tanh saves its float64 output
 
 
@@ -74,7 +74,7 @@ def test_matches_allocator_on_a_transformer():
     cfg = gpt_model.GPTConfig(vocab=128, hidden=64, heads=4, blocks=3, seq=64, batch=4)
     model, _ = gpt_model.build(cfg, "none")
     tokens, _ = gpt_model.synthetic_batch(cfg, 0)
-    prof = pr.profile(model, tokens, repeats=1)
+    prof = pr.planner.profile(model, tokens, repeats=1)
     assert prof.blocks == ["blocks.0", "blocks.1", "blocks.2"]
     held, out = _held_after(model, tokens)
     counted = prof.total_bytes + out.size * out.element_size()
@@ -96,7 +96,7 @@ class Counted(nn.Layer):
 
 def test_times_and_rerun_counted():
     model = nn.Sequential(Counted(), Counted())
-    prof = pr.profile(model, _x((4, 8)), repeats=2)
+    prof = pr.planner.profile(model, _x((4, 8)), repeats=2)
     assert prof.blocks == ["0", "1"]
     # each run: one forward and one timed re-run per block
     assert [b.calls for b in model] == [4, 4]
@@ -112,7 +112,7 @@ def test_no_side_effects_on_rng_buffers_forward_or_hooks():
     x = _x((6, 4))
     mean = model[1]._mean.numpy().copy()
     rng = paddle.get_rng_state()
-    pr.profile(model, x, blocks=["2", "3"], repeats=2)
+    pr.planner.profile(model, x, blocks=["2", "3"], repeats=2)
     np.testing.assert_array_equal(model[1]._mean.numpy(), mean)
     assert all("forward" not in layer.__dict__ for layer in model.sublayers(include_self=True))
     assert not _hooks.active_frames()
@@ -130,13 +130,13 @@ def test_error_inside_forward_restores_everything():
 
     model = nn.Sequential(nn.Linear(4, 4), Boom())
     with pytest.raises(RuntimeError, match="boom"):
-        pr.profile(model, _x(), blocks=["0"])
+        pr.planner.profile(model, _x(), blocks=["0"])
     assert all("forward" not in layer.__dict__ for layer in model.sublayers(include_self=True))
     assert not _hooks.active_frames() and paddle.is_grad_enabled()
 
 
 def test_result_formats():
-    prof = pr.profile(_mlp(), _x(), blocks=["1"], repeats=1)
+    prof = pr.planner.profile(_mlp(), _x(), blocks=["1"], repeats=1)
     data = json.loads(prof.to_json())
     assert data["total_bytes"] == 216 and data["blocks"] == ["1"]
     assert data["layers"]["1"]["saved_bytes"] == 96
@@ -156,7 +156,7 @@ def test_result_formats():
 ])
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
-        pr.profile(_mlp(), _x(), **kwargs)
+        pr.planner.profile(_mlp(), _x(), **kwargs)
 
 
 def test_block_not_called():
@@ -164,9 +164,9 @@ def test_block_not_called():
     spare = nn.Linear(2, 2)
     model.add_sublayer("spare", spare)
     with pytest.raises(ValueError, match="spare' was not called"):
-        pr.profile(lambda x: model[3](model[2](model[1](model[0](x)))), _x(), blocks=[spare])
+        pr.planner.profile(lambda x: model[3](model[2](model[1](model[0](x)))), _x(), blocks=[spare])
 
 
 def test_not_callable():
     with pytest.raises(TypeError, match="must be a Layer or a function"):
-        pr.profile(3)
+        pr.planner.profile(3)

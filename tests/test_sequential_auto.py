@@ -7,8 +7,8 @@ from paddle import nn
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute import _sequential_auto
-from paddle_recompute._segment_solve import brute_force_segments, segmentation_cost
+from paddle_recompute._planner import sequential_auto as _sequential_auto
+from paddle_recompute._planner.segment_solve import brute_force_segments, segmentation_cost
 
 
 class Stage(nn.Layer):
@@ -108,7 +108,7 @@ def test_budget_lowers_held_memory():
     ({"segments": "auto", "budget": "lots"}, TypeError, "budget"),
     ({"segments": "auto", "budget": 2.0}, ValueError, r"\(0, 1\]"),
     ({"segments": "automatic"}, ValueError, "or 'auto'"),
-    ({"segments": "auto", "budget": 10}, pr.InfeasibleBudget, "minimum achievable peak memory"),
+    ({"segments": "auto", "budget": 10}, pr.planner.InfeasibleBudget, "minimum achievable peak memory"),
 ])
 def test_bad_ctx(ctx, error, match):
     with pytest.raises(error, match=match):

@@ -318,7 +318,7 @@ class StepCounter(nn.Layer):
 
 
 def test_register_stateful_layer_freezes_its_buffers(use_reentrant):
-    from paddle_recompute import _layers
+    from paddle_recompute._core import layers as _layers
 
     counter = StepCounter()
     recompute(counter, leaf(2, 3), use_reentrant=use_reentrant).sum().backward()

@@ -8,8 +8,8 @@ import paddle
 import pytest
 from paddle import nn
 
-import paddle_recompute.testing as testing
 from paddle_recompute import recompute
+from paddle_recompute._interop import testing
 from paddle_recompute.testing import (
     assert_loss_parity,
     assert_tensors_equal,

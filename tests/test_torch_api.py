@@ -8,7 +8,8 @@ import paddle
 import pytest
 from paddle import nn
 
-from paddle_recompute import _api, checkpoint, checkpoint_sequential
+from paddle_recompute import checkpoint, checkpoint_sequential
+from paddle_recompute._entry import recompute as _api
 
 
 class Counted(nn.Layer):

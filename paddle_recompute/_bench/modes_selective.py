@@ -10,14 +10,14 @@ from typing import Any
 
 from paddle import nn
 
-from .. import policies
-from .._api import recompute
-from .._plan import plan
-from .._presets import apply_recompute_granularity
+from .._entry.presets import apply_recompute_granularity
+from .._entry.recompute import recompute
+from .._planner.plan import plan
+from .._selective import policies
 from .blocks import Runner, plain_runner
-from .modes import register_mode
+from .registry import register_mode
 
-__all__: list[str] = []
+__all__ = ["register"]
 
 
 def _policy(policy) -> Runner:
@@ -46,21 +46,23 @@ def _planned(budget: float):
     return prepare
 
 
-for _name in ("save_matmuls", "save_matmuls_no_batch"):
-    register_mode(f"ours {_name}", _policy(getattr(policies, _name)), default=False,
-                  description=f"non-reentrant, policy=policies.{_name}")
-register_mode("ours save_matmuls_no_batch+masks",
-              _policy(policies.save_any_of(policies.save_matmuls_no_batch, policies.save_dropout_masks)),
-              default=False, description="non-reentrant, policy=save_any_of(save_matmuls_no_batch, "
-                                         "save_dropout_masks): dropout outputs rebuilt from masks")
-register_mode("ours save_matmuls_except_scores+masks",
-              _policy(policies.save_matmuls_except_scores_and_masks),
-              default=False, description="non-reentrant, policy=save_matmuls_except_scores_and_masks: "
-                                         "Q·Kᵀ, norms, activations and dropout outputs recomputed")
-for _granularity in ("full_attn", "core_attn", "selective"):
-    register_mode(f"ours {_granularity}", prepare=_preset(_granularity), default=False,
-                  description=f"apply_recompute_granularity(block, {_granularity!r}) on every block")
-for _fraction in (0.5, 0.25):
-    register_mode(f"ours plan {int(_fraction * 100)}%", prepare=_planned(_fraction), default=False,
-                  description=f"plan(model, x, budget={_fraction}).apply(model): whole blocks or "
-                              "sublayers recomputed to fit the budget")
+def register() -> None:
+    """Register the opt-in modes (after the default ones, so listings keep their order)."""
+    for name in ("save_matmuls", "save_matmuls_no_batch"):
+        register_mode(f"ours {name}", _policy(getattr(policies, name)), default=False,
+                      description=f"non-reentrant, policy=policies.{name}")
+    register_mode("ours save_matmuls_no_batch+masks",
+                  _policy(policies.save_any_of(policies.save_matmuls_no_batch, policies.save_dropout_masks)),
+                  default=False, description="non-reentrant, policy=save_any_of(save_matmuls_no_batch, "
+                                             "save_dropout_masks): dropout outputs rebuilt from masks")
+    register_mode("ours save_matmuls_except_scores+masks",
+                  _policy(policies.save_matmuls_except_scores_and_masks),
+                  default=False, description="non-reentrant, policy=save_matmuls_except_scores_and_masks: "
+                                             "Q·Kᵀ, norms, activations and dropout outputs recomputed")
+    for granularity in ("full_attn", "core_attn", "selective"):
+        register_mode(f"ours {granularity}", prepare=_preset(granularity), default=False,
+                      description=f"apply_recompute_granularity(block, {granularity!r}) on every block")
+    for fraction in (0.5, 0.25):
+        register_mode(f"ours plan {int(fraction * 100)}%", prepare=_planned(fraction), default=False,
+                      description=f"plan(model, x, budget={fraction}).apply(model): whole blocks or "
+                                  "sublayers recomputed to fit the budget")

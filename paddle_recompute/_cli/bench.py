@@ -9,7 +9,7 @@ from typing import Any
 
 from ._env import ensure_host_memory_stats, use_device
 from ._errors import CLIError
-from ._progress import Progress
+from ._progress import progress_bar
 
 NAME = "bench"
 HELP = "compare step time, activation memory and peak memory of the recompute modes"
@@ -92,7 +92,7 @@ def _check_args(args: argparse.Namespace) -> None:
             require_matplotlib()  # before the benchmark runs, not after
         except ImportError as exc:
             raise CLIError(str(exc)) from None
-    from .. import is_patched
+    from .._interop.patch import is_patched
 
     if is_patched():
         raise CLIError("bench: paddle_recompute.patch_paddle() is in effect, so the built-in modes "
@@ -130,7 +130,7 @@ def _bench(args: argparse.Namespace, spec: Any, cfg: Any, modes: list, memory: A
           f"{args.warmup} warm-up + {args.rounds} interleaved rounds"
           f"{' (each timed step after an untimed one)' if args.warm else ''}, medians\n", flush=True)
     ticks = len(modes) * (args.warmup + args.rounds + (1 if args.plot else 0))
-    bar = Progress(ticks, enabled=not args.quiet)
+    bar = progress_bar(ticks, quiet=args.quiet)
     try:
         result = run_rounds(spec, cfg, modes, memory, rounds=args.rounds, warmup=args.warmup,
                             timeline=bool(args.plot), seed=args.seed, warm=args.warm, tick=bar)

@@ -1,8 +1,8 @@
 """``paddle-recompute profile MODULE:CALLABLE``: the per-block memory/time table of a model.
 
-The profiler is :func:`paddle_recompute.profile`; this command loads the user's model and
+The profiler is :func:`paddle_recompute.planner.profile`; this command loads the user's model and
 inputs and prints what the profiler returns.  The interface it relies on is small:
-``paddle_recompute.profile(model, *inputs)`` returns an object with ``table()`` (text) and,
+``paddle_recompute.planner.profile(model, *inputs)`` returns an object with ``table()`` (text) and,
 for ``--json``, ``to_dict()``.
 """
 
@@ -21,7 +21,7 @@ HELP = "per-block memory and time table of a model (MODULE:CALLABLE returns (mod
 DESCRIPTION = """\
 CALLABLE is called with no arguments and returns (model, inputs): model is a paddle.nn.Layer
 or a zero-argument factory building one, inputs a tensor or a tuple of positional inputs.
-Prints the table of paddle_recompute.profile: per block and sublayer, the bytes saved for
+Prints the table of paddle_recompute.planner.profile: per block and sublayer, the bytes saved for
 backward, forward time and recompute time."""
 
 
@@ -50,7 +50,7 @@ def model_and_inputs(target: str) -> tuple[Any, tuple]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the profile table; write JSON if asked."""
-    from .._profile import profile
+    from .._planner.profile import profile
 
     use_device("profile", args.device)
     model, inputs = model_and_inputs(args.target)

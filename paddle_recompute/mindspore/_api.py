@@ -7,7 +7,7 @@ from typing import Any
 
 import paddle
 
-from .. import _layers
+from .._core import layers
 from . import _recipes
 from ._cell import make_config
 from ._region import run_region
@@ -48,4 +48,4 @@ def recompute(block: Any, *args: Any, use_reentrant: bool = True, output_recompu
     if not callable(block):
         raise TypeError(f"For 'recompute', the 'block' must be callable, but got {type(block).__name__}.")
     with _recipes.scope():
-        return run_region(block, args, kwargs, config, _layers.find_roots(block, args, kwargs))
+        return run_region(block, args, kwargs, config, layers.find_roots(block, args, kwargs))

@@ -15,7 +15,7 @@ from typing import Any
 
 import paddle
 
-from .. import _tree
+from .._core import tree
 from . import _recipes
 from ._tensor import Parameter
 from ._validate import not_provided
@@ -66,8 +66,8 @@ def _differentiated(out: Any, has_aux: bool) -> Any:
 
 
 def _gradients(targets: Any, requested: list, sens: Any) -> list:
-    outs = _tree.flatten(targets)[0]
-    seeds = [paddle.ones_like(t) for t in outs] if sens is None else _tree.flatten(sens)[0]
+    outs = tree.flatten(targets)[0]
+    seeds = [paddle.ones_like(t) for t in outs] if sens is None else tree.flatten(sens)[0]
     if len(seeds) != len(outs):
         raise ValueError(f"For 'grad', the sens must match the outputs: {len(outs)} outputs, "
                          f"{len(seeds)} sens.")
@@ -98,7 +98,7 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
 
 
 def _detached(out: Any) -> Any:
-    return _tree.map_tensors(lambda t: t.detach(), out)
+    return tree.map_tensors(lambda t: t.detach(), out)
 
 
 def _arrange(input_grads: list, weight_grads: list, grad_position: Any, weights: Any) -> Any:

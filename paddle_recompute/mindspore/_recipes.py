@@ -33,8 +33,9 @@ from typing import Any
 
 import paddle
 
-from .. import RecomputeError, _hooks, _tree
-from .._amp import grad_enabled
+from .._core import hooks, tree
+from .._core.amp import grad_enabled
+from .._core.errors import RecomputeError
 from ._replay import Snapshot
 
 __all__ = ["Recipe", "enable", "tracking", "register_outputs", "lookup", "scope", "capture"]
@@ -106,10 +107,10 @@ class Run(Recipe):
     def compute(self) -> list:
         self._check_versions()
         values = [s.take() if isinstance(s, Recipe) else s for s in self.sources]
-        args, kwargs = _tree.unflatten(self.spec, values)
+        args, kwargs = tree.unflatten(self.spec, values)
         with self.snapshot.replayed():
             out = self.function(*args, **kwargs)
-        return _tree.flatten(out)[0]
+        return tree.flatten(out)[0]
 
     def _check_versions(self) -> None:
         for i, (source, version) in enumerate(zip(self.sources, self.versions, strict=True)):
@@ -143,7 +144,7 @@ class Pick(Recipe):
 
 def capture(args: tuple, kwargs: dict) -> tuple[list, Any]:
     """Inputs of a recipe: registered outputs become their recipes, tensors are detached."""
-    leaves, spec = _tree.flatten((args, kwargs))
+    leaves, spec = tree.flatten((args, kwargs))
     sources: list = []
     for t in leaves:
         recipe = lookup(t)
@@ -190,7 +191,7 @@ def register(t: paddle.Tensor, recipe: Recipe) -> None:
 def register_outputs(out: Any, function: Callable[..., Any], args: tuple, kwargs: dict,
                      snapshot: Snapshot) -> None:
     """Register every tensor in ``out`` as recomputable by rerunning ``function``."""
-    leaves = _tree.flatten(out)[0]
+    leaves = tree.flatten(out)[0]
     if not leaves:
         return
     run = Run(function, args, kwargs, snapshot)
@@ -255,9 +256,9 @@ class scope:
 
     def __enter__(self) -> None:
         self.pushed = None
-        if _STATE.active or not _STATE.enabled or _hooks.active_frames() or not grad_enabled():
+        if _STATE.active or not _STATE.enabled or hooks.active_frames() or not grad_enabled():
             return
-        self.pushed = _hooks.pushed(_FRAME)
+        self.pushed = hooks.pushed(_FRAME)
         self.pushed.__enter__()
         _STATE.active = True
 

@@ -33,8 +33,8 @@ from typing import Any
 
 import paddle
 
-from .. import recompute as _core_recompute
-from .._amp import grad_enabled
+from .._core.amp import grad_enabled
+from .._entry.recompute import recompute as _core_recompute
 from . import _recipes
 from ._replay import Snapshot
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import paddle
 
-from .._state import ForwardState
+from .._core.state import ForwardState
 
 __all__ = ["Snapshot"]
 

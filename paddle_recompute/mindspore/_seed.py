@@ -18,7 +18,7 @@ import numpy as np
 import paddle
 from paddle.base import core
 
-from .. import register_rng_state
+from .._core.rng import register_rng_state
 
 __all__ = ["set_seed", "get_seed", "SeededStream"]
 

@@ -31,7 +31,7 @@ def memory_stats():
 @pytest.fixture(autouse=True)
 def _clean_state():
     """Each test starts and ends with grad on, no hook frames, no import alias, plain Paddle Layers."""
-    from paddle_recompute import _hooks
+    from paddle_recompute._core import hooks as _hooks
     from paddle_recompute.mindspore import (
         _recipes,
         layer_recompute_installed,

@@ -7,7 +7,7 @@ from typing import Any
 import paddle
 import paddle.nn.functional as F
 
-from ... import register_stateful_layer
+from ..._core.layers import register_stateful_layer
 from .._cell import Cell
 from .._dtype import float32
 from .._validate import not_provided

@@ -1,0 +1,9 @@
+"""Layer 1, the mechanism: hook stack, state capture and replay (RNG, AMP, grad mode,
+layer buffers), the reentrant PyLayer and the non-reentrant saved-tensor frame.
+
+Imports nothing else of the package.  See ARCHITECTURE.md.
+"""
+
+from . import raw_hooks
+
+raw_hooks.install()  # Paddle's saved_tensors_hooks class composes with regions from import on

@@ -1,0 +1,101 @@
+"""Observe operator calls at ``paddle._C_ops`` while a policy region is active.
+
+Paddle's Python layers reach their kernels through module attribute lookups at call
+time (``F.linear`` -> ``_C_ops.linear``, ``paddle.matmul`` -> ``_C_ops.matmul``,
+``F.softmax``, ``F.dropout``, ``F.gelu``, ``F.layer_norm``, ``F.conv2d``, ``paddle.bmm``,
+``paddle.einsum``, ``Tensor.reshape`` ...; checked in tests/test_policies.py).  While at
+least one policy frame (forward or recomputation) is running, every builtin in
+``paddle._C_ops`` is replaced by a thin wrapper that hands the call to the innermost hook
+frame if that frame observes operators (``observe_op``), and calls the kernel directly
+otherwise.  The originals are put back when the last policy frame exits, in ``finally``,
+so Paddle is untouched outside policy regions and the plain recompute path pays nothing.
+
+Operators implemented on the C tensor type (``x + y``, ``x * y``, ``x @ y``) bypass
+``_C_ops``: what they save is attributed to no operator ("unknown") and recomputed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from paddle import _C_ops
+
+from . import hooks
+
+__all__ = ["installed", "unobserved", "is_installed", "draws_random", "ORIGINALS"]
+
+ORIGINALS = {
+    name: fn for name, fn in vars(_C_ops).items()
+    if not name.startswith("_") and type(fn).__name__ == "builtin_function_or_method"
+}
+
+# Operators that draw random numbers (or may: attention kernels with a dropout argument).
+# Over-matching only costs a skipped skip; under-matching would desync replayed RNG.
+_RANDOM = re.compile(
+    r"drop|rand|uniform|gauss|bernoulli|multinomial|poisson|exponential|rrelu|gumbel|"
+    r"flash|attention|sampl|shuffle_batch|perm|seed"
+)
+
+
+def draws_random(op: str) -> bool:
+    """True when operator ``op`` may consume random numbers (never skipped in recomputation)."""
+    return _RANDOM.search(op) is not None
+
+
+def _wrap(name: str, fn):
+    stack = hooks._STACK
+
+    def op(*args, **kwargs):
+        if stack:
+            observe = getattr(stack[-1], "observe_op", None)
+            if observe is not None:
+                return observe(name, fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__wrapped__ = fn
+    return op
+
+
+_WRAPPED = {name: _wrap(name, fn) for name, fn in ORIGINALS.items()}
+_DEPTH = [0]
+
+
+def is_installed() -> bool:
+    """True while the wrappers replace ``paddle._C_ops``'s operators."""
+    return _DEPTH[0] > 0
+
+
+class installed:
+    """Context manager: operators observed for the body (nested-safe, restored in ``finally``)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        if _DEPTH[0] == 0:
+            vars(_C_ops).update(_WRAPPED)
+        _DEPTH[0] += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _DEPTH[0] -= 1
+        if _DEPTH[0] == 0:
+            vars(_C_ops).update(ORIGINALS)
+
+
+class unobserved:
+    """Context manager: the original operators for the body, even inside a policy region.
+
+    For work a region does on its own behalf (calibrating, rebuilding a dropout output) that
+    must not be numbered as the recomputed function's operators.
+    """
+
+    __slots__ = ("was",)
+
+    def __enter__(self) -> None:
+        self.was = _DEPTH[0] > 0
+        if self.was:
+            vars(_C_ops).update(ORIGINALS)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was:
+            vars(_C_ops).update(_WRAPPED)

@@ -1,0 +1,295 @@
+"""Reentrant recompute: a ``PyLayer`` that runs the function without grad in forward and
+reruns it with grad inside its backward.
+
+NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and why.
+- Arguments are flattened (any nesting of tuples/lists/dicts, keyword-only included) and
+  only tensors enter the PyLayer, so no ``inspect.signature`` binding is needed.
+- Outputs are flattened too: ``None`` and non-tensor values come back unchanged; integer
+  outputs are non-differentiable.
+- When the function is a Layer (or a bound method, partial or chain of Layers) its
+  trainable parameters enter the PyLayer as inputs.  The recomputation runs with each of
+  them swapped for a detached alias (``ParamAliases``), the inner backward accumulates
+  into the aliases, and the PyLayer returns those gradients.  Paddle's engine then
+  accumulates them like any other gradient: parameters get gradients even when no input
+  needs one, ``paddle.grad`` does not touch ``.grad``, and DataParallel's reducer sees each
+  parameter become ready once, at the normal time.  (A nested ``paddle.grad`` instead of
+  aliases would be simpler, but costs ~50 µs more per call and corrupts Paddle's global
+  partial-grad state when the outer pass is itself a ``paddle.grad``: a segfault.)
+  Leaves the Layers reach other than through their parameter tables, and everything an
+  opaque callable (a lambda, a closure) reaches, get their gradients accumulated directly
+  by the inner backward, as in Paddle; for opaque callables a one-element anchor input
+  makes sure the backward runs even when no input needs a gradient.
+- Inputs live on the frame, not in ``save_for_backward``.  Paddle's ``PyLayer`` crashes the
+  process on a second backward through the same node (``retain_graph=True``); a gradient
+  hook on the outputs turns that into a clear error before the node runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import sys
+
+import paddle
+from paddle.autograd import PyLayer
+from paddle.base.dygraph import base as _dygraph_base
+
+from . import tree
+from .amp import amp_disabled, grad_enabled
+from .check import check_count, check_same, tensor_meta
+from .errors import RecomputeError
+from .layers import ParamAliases, layer_call_params
+from .offload import to_host, to_place
+from .state import ForwardState
+
+__all__ = ["run_reentrant"]
+
+_API = "recompute(use_reentrant=True)"
+_GRAD_CODE = inspect.unwrap(_dygraph_base.grad).__code__
+_NO_CONTEXT = contextlib.nullcontext()
+# What ``Tensor.is_floating_point()`` accepts, as a set (that method costs ~1.5 µs a call).
+_FLOAT_DTYPES = frozenset((paddle.float16, paddle.bfloat16, paddle.float32, paddle.float64))
+_READY_BEFORE = (
+    f"{_API}: under paddle.DataParallel a parameter got its gradient twice in one backward "
+    "(Paddle: 'has been ready before'). The recomputed function is not a Layer call (a "
+    "lambda, closure or plain function), so the rerun's inner backward accumulates into its "
+    "parameters directly, and a parameter it shares with another region or with code "
+    "outside reaches DataParallel's reducer more than once. Fix: use_reentrant=False; or "
+    "recompute a paddle.nn.Layer (or a bound method of one), whose parameters flow through "
+    "the region; or run the step under DataParallel.no_sync() and all-reduce the "
+    "gradients yourself."
+)
+
+
+class _Frame:
+    """Everything one reentrant call needs between forward and backward."""
+
+    __slots__ = (
+        "function", "spec", "n_inputs", "inputs", "host", "state", "out_spec", "out_meta",
+        "check", "params", "anchored", "backward_runs", "leaf_keys", "__weakref__",
+    )
+
+    def detached_inputs(self) -> list:
+        out = []
+        for i, t in enumerate(self.inputs):
+            if i in self.host:
+                t = to_place(t, self.host[i])
+            d = t.detach()
+            d.stop_gradient = t.stop_gradient
+            out.append(d)
+        return out
+
+    def guard(self, grad):
+        """Gradient hook on the outputs: refuse a second backward before Paddle crashes."""
+        if self.backward_runs:
+            raise RecomputeError(
+                f"{_API} cannot run backward twice through the same region "
+                "(backward(retain_graph=True) then backward()): Paddle's PyLayer does not "
+                "support it. Use recompute(..., use_reentrant=False), which does."
+            )
+        return grad
+
+
+class _RecomputeLayer(PyLayer):
+    @staticmethod
+    def forward(ctx, frame: _Frame, *tensors):
+        ctx.frame = frame
+        inputs = tensors[: frame.n_inputs]
+        args, kwargs = tree.unflatten_call(frame.spec, inputs)
+        with paddle.no_grad():
+            outputs = frame.function(*args, **kwargs)
+        frame.state.forward_done()
+        out_tensors, frame.out_spec = tree.flatten(outputs)
+        if frame.check:
+            frame.out_meta = [tensor_meta(t) for t in out_tensors]
+        out_tensors = _mark_outputs(ctx, out_tensors, tensors, frame.n_inputs)
+        if not out_tensors:  # PyLayer needs one tensor output; this one carries no gradient
+            placeholder = paddle.zeros([0])
+            ctx.mark_non_differentiable(placeholder)
+            return placeholder
+        return tuple(out_tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        try:
+            return _RecomputeLayer._backward(ctx, *grads)
+        except BaseException:
+            # Paddle never frees the ctx of a PyLayer backward that raised (its argument
+            # tuple leaks); let go of the frame (inputs, states, parameters) at least.
+            ctx.frame = None
+            raise
+
+    @staticmethod
+    def _backward(ctx, *grads):
+        frame: _Frame = ctx.frame
+        frame.backward_runs += 1
+        inputs = frame.detached_inputs()
+        args, kwargs = tree.unflatten_call(frame.spec, inputs)
+        aliases = ParamAliases(frame.state.layers, frame.params) if frame.params else None
+        with frame.state.replayed(), aliases or _NO_CONTEXT:
+            out_tensors, _ = tree.flatten(frame.function(*args, **kwargs))
+        if frame.check:
+            _check_outputs(frame, out_tensors)
+        roots, cotangents = _differentiable(out_tensors, grads)
+        if roots:
+            with amp_disabled():
+                try:
+                    paddle.autograd.backward(roots, cotangents)
+                except RuntimeError as exc:
+                    if "has been ready before" not in str(exc):
+                        raise
+                    raise RecomputeError(_READY_BEFORE) from exc
+        return _input_grads(frame, inputs, aliases)
+
+
+def _mark_outputs(ctx, out_tensors, inputs, n_inputs) -> list:
+    # An input returned as an output (or ``x.detach()`` of one) leaves as a fresh alias of
+    # the same memory: PyLayer would treat it as an in-place output, and Paddle 3.3's
+    # mark_not_inplace turns the caller's tensor into a non-leaf and drops the gradient
+    # that flows back through that output.
+    out_tensors = [_fresh_alias(t) if _is_input_alias(t, inputs, n_inputs) else t for t in out_tensors]
+    not_diff = [t for t in out_tensors if t.dtype not in _FLOAT_DTYPES]
+    if not_diff:
+        ctx.mark_non_differentiable(*not_diff)
+    return out_tensors
+
+
+def _is_input_alias(t, inputs, n_inputs) -> bool:
+    return any(t is i for i in inputs) or any(t._is_shared_buffer_with(i) for i in inputs[:n_inputs])
+
+
+def _fresh_alias(t):
+    """A new tensor over ``t``'s memory (a copy where a view cannot be made)."""
+    if t.size:
+        try:
+            return t.view(t.shape)
+        except (RuntimeError, ValueError):
+            pass
+    return t.clone()
+
+
+def _differentiable(out_tensors, grads):
+    roots, cotangents = [], []
+    for t, g in zip(out_tensors, grads, strict=False):  # Paddle may pass fewer grads
+        if g is not None and not t.stop_gradient:
+            roots.append(t)
+            cotangents.append(g)
+    return roots, cotangents
+
+
+def _input_grads(frame: _Frame, inputs, aliases) -> tuple:
+    """One gradient (or None) per PyLayer input: tensors, then parameters or the anchor.
+
+    Under an outer ``paddle.grad`` Paddle prunes the graph and requires None for inputs off
+    the pruned paths: a leaf input (a parameter included) is on them only if it is one of
+    the requested ``inputs`` (read from ``paddle.grad``'s frame, still on the stack); a
+    non-leaf input only if a requested input's grad node is reachable from its grad node
+    (Paddle's ``GeneralGrad`` "needed nodes").
+    """
+    param_grads = aliases.grads() if aliases is not None else [None] * len(frame.params or ())
+    requested = _partial_grad_inputs()
+    if requested is None:
+        result = [None if t.stop_gradient else t.grad for t in inputs]
+        result.extend(param_grads)
+    else:
+        ids = {id(t) for t in requested}
+        needed = _NeededNodes(requested)
+        result = [_pruned_grad(key, t, ids) if key is not None or needed(orig) else None
+                  for key, t, orig in zip(frame.leaf_keys, inputs, frame.inputs, strict=False)]
+        result.extend(g if id(p) in ids else None
+                      for p, g in zip(frame.params or (), param_grads, strict=False))
+    if frame.anchored:
+        result.append(None)
+    return tuple(result)
+
+
+def _pruned_grad(leaf_key, detached, ids):
+    if detached.stop_gradient or (leaf_key is not None and leaf_key not in ids):
+        return None
+    return detached.grad
+
+
+class _NeededNodes:
+    """Whether a non-leaf tensor's grad node leads to a requested input's grad node."""
+
+    def __init__(self, requested):
+        self.targets = {t.grad_fn.node_ptr() for t in requested if t.grad_fn is not None}
+        self.memo: dict[int, bool] = {}
+
+    def __call__(self, tensor) -> bool:
+        node = tensor.grad_fn
+        return node is not None and self._reaches(node)
+
+    def _reaches(self, root) -> bool:
+        memo, targets = self.memo, self.targets
+        stack, seen, found = [root], [], False
+        while stack:
+            node = stack.pop()
+            ptr = node.node_ptr()
+            if ptr in memo:
+                if memo[ptr]:
+                    found = True
+                    break
+                continue
+            memo[ptr] = False
+            seen.append(ptr)
+            if ptr in targets:
+                found = True
+                break
+            stack.extend(n for n in node.next_functions if n is not None)
+        if found:  # every node on the current path may lead there: recompute those lazily
+            for ptr in seen:
+                memo.pop(ptr, None)
+            memo[root.node_ptr()] = True
+        return found
+
+
+def _partial_grad_inputs():
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code is _GRAD_CODE:
+            return frame.f_locals.get("inputs")
+        frame = frame.f_back
+    return None
+
+
+def _check_outputs(frame: _Frame, out_tensors) -> None:
+    check_count(_API, "output tensors", len(frame.out_meta), len(out_tensors))
+    for i, (meta, t) in enumerate(zip(frame.out_meta, out_tensors, strict=True)):  # counts checked above
+        check_same(_API, "output tensor", i, meta, tensor_meta(t))
+
+
+def _anchor() -> paddle.Tensor:
+    anchor = paddle.zeros([1])
+    anchor.stop_gradient = False
+    return anchor
+
+
+def run_reentrant(function, args, kwargs, *, state_roots, preserve_rng_state, offload, check):
+    """Run ``function(*args, **kwargs)`` under a recompute PyLayer; see NOTE [ Reentrant inputs ]."""
+    if not grad_enabled():
+        return function(*args, **kwargs)
+    tensors, spec = tree.flatten_call(args, kwargs)
+    frame = _Frame()
+    frame.function, frame.spec, frame.check = function, spec, check
+    frame.n_inputs = len(tensors)
+    frame.host = {}
+    frame.inputs = list(tensors)
+    frame.leaf_keys = [id(t) if t.is_leaf else None for t in tensors]
+    for _, leaf in offload:
+        frame.inputs[leaf], frame.host[leaf] = to_host(tensors[leaf])
+    frame.state = ForwardState(preserve_rng_state, state_roots)
+    frame.params = layer_call_params(function, frame.state.layers)
+    frame.anchored = frame.params is None and all(t.stop_gradient for t in tensors)
+    frame.backward_runs = 0
+    extra = frame.params if frame.params is not None else ((_anchor(),) if frame.anchored else ())
+    outputs = _RecomputeLayer.apply(frame, *tensors, *extra)
+    return _finish(frame, outputs)
+
+
+def _finish(frame: _Frame, outputs):
+    out_tensors = (outputs,) if isinstance(outputs, paddle.Tensor) else tuple(outputs)
+    for t in out_tensors:
+        if not t.stop_gradient:
+            t.register_hook(frame.guard)
+    return tree.unflatten(frame.out_spec, out_tensors)

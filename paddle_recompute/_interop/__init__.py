@@ -1,0 +1,5 @@
+"""Layer 5, interop: APIs that mirror other entry points (Paddle's ``recompute_sequential``,
+PyTorch's ``checkpoint``), ``patch_paddle`` and the loss-parity testing kit.
+
+Imports only the layers below.  See ARCHITECTURE.md.
+"""

@@ -1,0 +1,169 @@
+"""``plan``: choose what to recompute under a memory budget; ``apply_plan`` wires it in.
+
+The predicted activation memory of a plan is the profile's bytes saved outside the blocks
+plus, per block, the chosen option's bytes (NOTE [ Planner model ] in
+``_planner/solve.py``); the budget bounds that sum.  Held memory measured after a forward
+also contains the forward's outputs and allocator rounding, which the prediction leaves out.
+"""
+
+from __future__ import annotations
+
+import numbers
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import paddle
+
+from .._core.layers import find_roots
+from .calibrate import calibrated
+from .options import candidates_for, option_kinds, wrap_of
+from .plan_value import BlockChoice, Plan
+from .policy_options import measure_policies
+from .profile import profile as run_profile
+from .profile_blocks import layer_table
+from .profile_result import Profile
+from .solve import BLOCK_SOLVERS, InfeasibleBudget, Option
+
+__all__ = ["plan", "budget_bytes"]
+
+_MiB = 1024 * 1024
+
+
+def budget_bytes(api: str, budget: Any, baseline: int) -> int:
+    """``budget`` as bytes: an int is bytes, a float in (0, 1] a fraction of ``baseline``.
+
+    Raises:
+        TypeError: ``budget`` is not a number.
+        ValueError: a fraction outside (0, 1] or bytes below 0.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Real):
+        raise TypeError(f"{api}: `budget` must be bytes (int) or a fraction of the no-recompute "
+                        f"activation memory (float in (0, 1]), got {budget!r}")
+    if isinstance(budget, numbers.Integral):
+        if budget < 0:
+            raise ValueError(f"{api}: `budget` in bytes must be >= 0, got {budget}")
+        return int(budget)
+    if not 0 < budget <= 1:
+        raise ValueError(f"{api}: a float `budget` is a fraction of the no-recompute activation "
+                         f"memory and must be in (0, 1], got {budget}; pass bytes as an int")
+    return int(budget * baseline)
+
+
+def plan(
+    model_or_fn: Callable[..., Any],
+    *sample_inputs: Any,
+    budget: int | float,
+    blocks: Sequence[paddle.nn.Layer | str] | None = None,
+    options: Sequence[str] | None = None,
+    solver: str = "exact",
+    profile: Profile | None = None,
+    calibrate: int = 0,
+    **kwargs: Any,
+) -> Plan:
+    """Choose, per block, how to recompute so activations fit ``budget`` at the least time.
+
+    Profiles ``model_or_fn(*sample_inputs, **kwargs)`` (see :func:`profile`), builds each
+    block's candidate options (``keep``, ``full``, ``sub``, the policy kinds
+    ``policy:selective`` and ``policy:masks``, and any registered kind), and solves the
+    multiple-choice knapsack exactly.  Policy kinds are measured first: one forward and
+    backward each, with the policy on every block (see ``_planner/policy_options.py``).
+
+    Args:
+        model_or_fn: the model, or a function running it (e.g. forward plus loss, so the
+            loss's saved tensors count toward the budget).
+        *sample_inputs: inputs of a representative step.
+        budget: bytes (int), or a fraction (float in (0, 1]) of the activation bytes
+            saved without recompute.
+        blocks: as in :func:`profile`.
+        options: option kinds to consider (default: every registered kind).
+        solver: ``"exact"`` (default), ``"greedy"`` or ``"brute_force"``.
+        profile: reuse a :class:`Profile` of the same call instead of profiling again.
+        calibrate: rounds of calibration (0: off).  Each option's time becomes the measured
+            growth of a forward + backward with it applied (see ``_planner/calibrate.py``):
+            slower to plan (one forward + backward per option and round), closer to what
+            the step pays.  Stored in the profile and reused.
+        **kwargs: keyword arguments of the call.
+
+    Returns:
+        A :class:`Plan`; ``plan.apply()`` wires it in.
+
+    Raises:
+        TypeError / ValueError: a bad ``budget``, ``options`` or ``solver``.
+        InfeasibleBudget (a ValueError): the budget is below the least achievable memory,
+            which the message names.
+
+    Example:
+        >>> import paddle, paddle_recompute as pr
+        >>> def block():
+        ...     return paddle.nn.Sequential(paddle.nn.Linear(64, 64), paddle.nn.Tanh(),
+        ...                                 paddle.nn.Linear(64, 64), paddle.nn.Tanh())
+        >>> model = paddle.nn.Sequential(*[block() for _ in range(4)])
+        >>> x = paddle.randn([32, 64]); x.stop_gradient = False
+        >>> p = pr.planner.plan(model, x, budget=0.6)
+        >>> with p.apply():
+        ...     model(x).sum().backward()
+    """
+    if solver not in BLOCK_SOLVERS:
+        raise ValueError(f"plan: `solver` must be one of {sorted(BLOCK_SOLVERS)}, got {solver!r}")
+    kinds = _kinds(options)
+    budget_bytes("plan", budget, 1)  # type and range checks before the (slow) profile
+    if isinstance(calibrate, bool) or not isinstance(calibrate, int) or calibrate < 0:
+        raise ValueError(f"plan: `calibrate` must be an int >= 0 (rounds), got {calibrate!r}")
+    prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
+                                                             blocks=blocks, **kwargs)
+    limit = budget_bytes("plan", budget, prof.total_bytes)
+    roots = find_roots(model_or_fn, sample_inputs, kwargs)
+    table = layer_table(model_or_fn, roots, blocks)
+    measure_policies((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
+    cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
+    for b, c in zip(prof.blocks, cands, strict=True):
+        if not c:
+            raise ValueError(f"plan: block {b!r} has no candidate option among kinds {kinds}")
+    if calibrate:
+        cands = calibrated((model_or_fn, sample_inputs, kwargs), table, roots, prof, cands, calibrate)
+    chosen, sol = _solve(prof, cands, limit, solver)
+    return Plan(budget=limit, baseline_bytes=prof.total_bytes,
+                predicted_bytes=prof.outside_bytes + int(sol.memory), extra_s=sol.time,
+                forward_s=prof.forward_s, profile=prof,
+                layers={t: table[t] for c in chosen for t in c.targets},
+                choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets)
+                         for b, c in zip(prof.blocks, chosen, strict=True)])
+
+
+def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:
+    """The chosen candidate per block and the solver's Solution (blocks get what is left
+    of the budget after the bytes saved outside them)."""
+    numbers_only = [[Option(c.name, c.memory, c.time) for c in cs] for cs in cands]
+    try:
+        sol = BLOCK_SOLVERS[solver](numbers_only, limit - prof.outside_bytes)
+    except InfeasibleBudget as exc:
+        least = exc.minimum + prof.outside_bytes
+        raise InfeasibleBudget(limit, least, note=f" ({least / max(prof.total_bytes, 1):.3f} of the "
+                               f"{prof.total_bytes:,} bytes saved without recompute)") from None
+    return [cs[i] for cs, i in zip(cands, sol.choice, strict=True)], sol
+
+
+def _pooled(cands: list, prof: Profile) -> list:
+    """Blocks alike (type, saved and input bytes) get the median time of their alike
+    candidates: one timing per block is noisy, and noise would make the solver pick
+    different options for identical blocks."""
+    sigs = [(b.type, b.saved_bytes, b.input_bytes) for b in prof.block_profiles()]
+    times: dict = {}
+    for sig, cs in zip(sigs, cands, strict=True):
+        for c in cs:
+            times.setdefault((sig, c.name, c.memory), []).append(c.time)
+    return [[replace(c, time=statistics.median(times[(sig, c.name, c.memory)])) for c in cs]
+            for sig, cs in zip(sigs, cands, strict=True)]
+
+
+def _kinds(options) -> tuple[str, ...]:
+    if options is None:
+        return option_kinds()
+    if isinstance(options, str) or not isinstance(options, Sequence) or not options:
+        raise TypeError(f"plan: `options` must be a non-empty list of option kinds "
+                        f"{option_kinds()}, got {options!r}")
+    for kind in options:
+        wrap_of(kind)
+    return tuple(options)

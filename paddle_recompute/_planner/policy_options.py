@@ -1,0 +1,131 @@
+"""Planner options that are selective regions over whole blocks, with measured costs.
+
+A policy's cost cannot be read off the profile: what a region keeps depends on outputs
+nobody saves (a kept projection feeding a dropout) and on what its rerun can skip.  So
+``plan`` measures each registered policy kind once per profile: it applies the policy to
+every block, runs one forward and backward of the profiled call (random state and
+stateful buffers put back, parameters' ``.grad`` untouched), and reads from each block's
+region the device bytes it held (``PolicyFrame.held_bytes``) and the time its rerun took.
+The results live in ``Profile.policy_costs`` and are reused.  With ``calibrate`` the time
+is replaced by measured step growth, like every other option's.
+
+Built in: ``policy:selective`` (``save_matmuls_except_scores_and_masks``, the
+``"selective"`` preset) and ``policy:masks``
+(``save_dropout_masks``: everything reruns but dropout's random draws).
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import warnings
+from collections.abc import Callable
+
+from .._core.amp import grad_enabled, set_grad_enabled
+from .._selective import frame as _selective
+from .._selective import policies
+from .calibrate import Wrapped, step, trainable_params
+from .options import recompute_forward, register_option
+
+__all__ = ["register_policy_option", "measure_policies", "POLICY_KINDS"]
+
+POLICY_KINDS: dict[str, Callable] = {}
+
+
+def register_policy_option(kind: str, policy: Callable) -> None:
+    """Offer ``plan`` a whole block under ``policy`` (non-reentrant), costs measured.
+
+    Args:
+        kind: the option kind's name, e.g. ``"policy:mine"``.
+        policy: a selective recompute policy (see ``paddle_recompute.policies``).
+
+    Raises:
+        TypeError: ``kind`` is not a non-empty string or ``policy`` is not callable.
+
+    Example:
+        >>> import paddle_recompute as pr
+        >>> pr.planner.register_policy_option("policy:matmuls", pr.policies.save_matmuls)
+    """
+    if not callable(policy):
+        raise TypeError(f"register_policy_option: `policy` must be callable, got {policy!r}")
+    register_option(kind, _provider(kind), _wrap(policy))  # validates `kind`
+    POLICY_KINDS[kind] = policy
+
+
+def _wrap(policy) -> Callable:
+    return functools.partial(recompute_forward, policy=policy)
+
+
+def _provider(kind: str):
+    def provider(block, prof):
+        cost = prof.policy_costs.get(block.name, {}).get(kind)
+        if cost is None:  # the block's region never ran in the measurement
+            return []
+        held, seconds = cost
+        return [(kind, block.input_bytes + held, seconds, (block.name,))]
+
+    return provider
+
+
+def measure_policies(call, table: dict, roots: tuple, prof, kinds) -> None:
+    """Fill ``prof.policy_costs`` for the policy kinds among ``kinds`` not measured yet."""
+    todo = [k for k in kinds if k in POLICY_KINDS
+            and any(k not in prof.policy_costs.get(b, {}) for b in prof.blocks)]
+    if not todo:
+        return
+    params = trainable_params(table)
+    if not params:  # nothing to backpropagate to, so no rerun to measure: offer no policy
+        return
+    grad = grad_enabled()
+    try:
+        set_grad_enabled(True)
+        for kind in todo:
+            try:
+                measured = _measure(call, table, roots, params, prof.blocks, kind)
+            except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
+                warnings.warn(f"plan: option {kind!r} left out: running the blocks under its "
+                              f"policy failed ({type(exc).__name__}: {exc})", stacklevel=3)
+                continue
+            for block, samples in measured.items():
+                held = max(h for h, _ in samples)
+                seconds = statistics.median(s for _, s in samples)
+                prof.policy_costs.setdefault(block, {})[kind] = (held, seconds)
+    finally:
+        set_grad_enabled(grad)
+
+
+def _measure(call, table, roots, params, blocks, kind) -> dict:
+    """One forward + backward with ``kind`` on every block: block -> [(bytes, seconds)]."""
+    owners: list = []
+    finished: list = []
+    wrap = _wrap(POLICY_KINDS[kind])
+
+    def tracked(name):
+        def wrap_tracked(forward):
+            region = wrap(forward)
+
+            def run(*args, **kwargs):
+                before = len(finished)
+                out = region(*args, **kwargs)
+                if len(finished) > before:  # regions nested in this one end before it
+                    owners.append((name, finished[-1]))
+                return out
+
+            return run
+
+        return wrap_tracked
+
+    _selective.FINISHED.append(finished)
+    try:
+        with Wrapped([(table[name], tracked(name)) for name in blocks]):
+            step(call, roots, params)
+    finally:
+        _selective.FINISHED.remove(finished)
+    out: dict = {}
+    for name, frame in owners:
+        out.setdefault(name, []).append((frame.held_bytes(), frame.rerun_ns / 1e9))
+    return out
+
+
+register_policy_option("policy:selective", policies.save_matmuls_except_scores_and_masks)
+register_policy_option("policy:masks", policies.save_dropout_masks)

@@ -1,0 +1,233 @@
+"""``profile``: bytes saved for backward, forward and recompute time, per block and sublayer.
+
+NOTE [ Counting saved bytes ]: the forward runs with a counting frame on the saved-tensor
+hook stack (``_hooks``), so every tensor an operator saves for backward passes through
+it, on any device.  A tensor counts ``numel * element_size`` bytes, once: a second save of
+the same tensor (same data pointer, shape, strides and dtype) is not counted again, and a
+tensor whose memory lies inside a parameter, a buffer or an input of the profiled call is
+not counted at all (that memory is alive anyway).  Views of one allocation count at their
+own sizes.  Tensors Paddle saves without their data (``no_need_buffer``) never reach the
+hooks and cost nothing.  The tensor is attributed to every layer running when it is saved.
+Inside an active recompute region the region packs, so its tensors are not seen: profile
+a model without recompute applied.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import paddle
+
+from .._core import hooks as _hooks
+from .._core import ops
+from .._core import tree as _tree
+from .._core.amp import grad_enabled, set_grad_enabled
+from .._core.layers import find_roots
+from .._core.state import ForwardState
+from .profile_blocks import layer_table, resolve_blocks
+from .profile_counter import Counter, spans, tensor_key
+from .profile_result import LayerProfile, Profile
+
+__all__ = ["profile", "nbytes_of", "sync"]
+
+_clock = time.perf_counter
+
+
+def nbytes_of(tree: Any, alive_anyway: Callable[[int], bool] | None = None) -> int:
+    """Bytes of the tensors inside ``tree`` (tuples, lists, dicts), each distinct one once,
+    leaving out those whose data pointer ``alive_anyway`` accepts."""
+    seen, total = set(), 0
+    for t in _tree.flatten(tree)[0]:
+        if not t._is_initialized() or (alive_anyway and alive_anyway(t.data_ptr())):
+            continue
+        if t.data_ptr() not in seen:
+            seen.add(t.data_ptr())
+            total += t.size * t.element_size()
+    return total
+
+
+class _Discard:
+    """Packer for timing re-runs, whose graph is never used."""
+
+    def pack(self, tensor):
+        return self
+
+
+def sync() -> None:
+    if paddle.get_device() != "cpu":
+        paddle.device.synchronize()
+
+
+class _Instrumented:
+    """Context manager: wrap each named layer's ``forward`` to time it and track the
+    running layer; ``rerun`` layers are also re-run once per call to time a recompute."""
+
+    def __init__(self, layers: dict, rerun: set, blocks: list):
+        self.layers, self.rerun, self.blocks = layers, rerun, set(blocks)
+        self.block_inputs: list = []  # (block, keys of its input tensors), in call order
+        self.counter: Counter | None = None
+        self.times: dict[str, list[float]] = {}  # per name: [forward, recompute, calls, in, out]
+        self.paused = False
+        self.rerun_s = 0.0  # re-run time so far: enclosing layers' forward time excludes it
+        self.saved_forwards: list = []
+
+    def __enter__(self) -> _Instrumented:
+        for name, layer in self.layers.items():
+            self.saved_forwards.append((layer, layer.__dict__.get("forward")))
+            layer.forward = self._wrap(name, layer, layer.forward)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for layer, previous in self.saved_forwards:
+            if previous is None:
+                del layer.forward
+            else:
+                layer.forward = previous
+
+    def _wrap(self, name: str, layer, original: Callable) -> Callable:
+        def forward(*args, **kwargs):
+            if self.paused:
+                return original(*args, **kwargs)
+            state = ForwardState(True, (layer,)) if name in self.rerun else None
+            if name in self.blocks:
+                self.block_inputs.append((name, [tensor_key(t) for t in _tree.flatten((args, kwargs))[0]
+                                                 if t._is_initialized()]))
+            self.counter.stack.append(name)
+            sync()
+            start, reruns = _clock(), self.rerun_s
+            try:
+                out = original(*args, **kwargs)
+                sync()
+            finally:
+                self.counter.stack.pop()
+            row = self.times.setdefault(name, [0.0, 0.0, 0, 0, 0])
+            row[0] += _clock() - start - (self.rerun_s - reruns)
+            row[2] += 1
+            row[3] += nbytes_of((args, kwargs), self.counter.alive_anyway)
+            row[4] += nbytes_of(out)
+            if state is not None:
+                row[1] += self._rerun(original, state, args, kwargs)
+            return out
+
+        return forward
+
+    def _rerun(self, original, state, args, kwargs) -> float:
+        self.paused = True
+        try:
+            with state.replayed(), _hooks.pushed(_Discard()):
+                sync()
+                start = _clock()
+                original(*args, **kwargs)
+                sync()
+                seconds = _clock() - start
+            self.rerun_s += seconds
+            return seconds
+        finally:
+            self.paused = False
+
+
+def profile(
+    model_or_fn: Callable[..., Any],
+    *inputs: Any,
+    blocks: Sequence[paddle.nn.Layer | str] | None = None,
+    repeats: int = 3,
+    **kwargs: Any,
+) -> Profile:
+    """Measure what recompute would save and cost: per block and sublayer, the bytes saved
+    for backward, the forward time and the time of a recompute (a re-run of the forward).
+
+    Runs ``model_or_fn(*inputs, **kwargs)`` ``repeats`` times with grad enabled (no
+    backward); random states and stateful-layer buffers are put back afterwards, so the
+    profile changes nothing.  Bytes are counted as NOTE [ Counting saved bytes ] says.
+
+    Args:
+        model_or_fn: a ``paddle.nn.Layer`` or a function (its Layers are found as
+            ``recompute`` finds them).
+        *inputs: positional arguments of the call.
+        blocks: the blocks to report (Layers or sublayer names); ``None`` detects the
+            longest ``LayerList``/``Sequential`` of same-type layers; ``[]`` for none.
+        repeats: forward runs; times are medians over them.
+        **kwargs: keyword arguments of the call.
+
+    Returns:
+        A :class:`Profile` (``str()`` is a table, ``.to_json()`` the data).
+
+    Raises:
+        TypeError: ``model_or_fn`` is not callable, or ``repeats`` is not an int.
+        ValueError: ``repeats < 1``; a block is unknown, not called, or nested in another.
+
+    Example:
+        >>> import paddle, paddle_recompute as pr
+        >>> model = paddle.nn.Sequential(*[paddle.nn.Linear(8, 8) for _ in range(3)])
+        >>> x = paddle.randn([4, 8])
+        >>> print(pr.planner.profile(model, x).blocks)
+        ['0', '1', '2']
+    """
+    if not callable(model_or_fn):
+        raise TypeError(f"profile: `model_or_fn` must be a Layer or a function, got "
+                        f"{type(model_or_fn).__name__}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"profile: `repeats` must be an int >= 1, got {repeats!r}")
+    roots = find_roots(model_or_fn, inputs, kwargs)
+    layers = layer_table(model_or_fn, roots, blocks)
+    block_names = resolve_blocks(model_or_fn, layers, blocks)
+    rerun = set(block_names) | {c for b in block_names for c in _children(layers, b)}
+    excluded = spans([p for layer in layers.values() for p in layer.parameters(include_sublayers=False)]
+                      + [b for layer in layers.values() for b in layer.buffers(include_sublayers=False)]
+                      + _tree.flatten((inputs, kwargs))[0])
+    runs = []
+    grad = grad_enabled()
+    try:
+        set_grad_enabled(True)
+        for r in range(repeats):
+            runs.append(_one_run(model_or_fn, inputs, kwargs, roots, layers, rerun, block_names,
+                                 excluded, r == 0))
+    finally:
+        set_grad_enabled(grad)
+    return _assemble(runs, layers, block_names, rerun, repeats)
+
+
+def _children(layers: dict, name: str) -> list[str]:
+    prefix = f"{name}." if name else ""
+    return [n for n in layers if n.startswith(prefix) and n != name and "." not in n[len(prefix):]]
+
+
+def _one_run(fn, inputs, kwargs, roots, layers, rerun, blocks, excluded, record) -> tuple:
+    counter = Counter(excluded, record)
+    with _Instrumented(layers, rerun, blocks) as inst, ForwardState(True, roots).replayed():
+        inst.counter = counter
+        with _hooks.pushed(counter), ops.installed():
+            sync()
+            start = _clock()
+            out = fn(*inputs, **kwargs)
+            sync()
+            seconds = _clock() - start - inst.rerun_s
+        del out
+    for block, keys in inst.block_inputs:
+        counter.give_to_consumer(block, keys)
+    return counter, inst.times, seconds
+
+
+def _assemble(runs, layers, block_names, rerun, repeats) -> Profile:
+    counter = runs[0][0]
+    by_layer = counter.by_layer()
+    rows = {}
+    for name, layer in layers.items():
+        inclusive, own = by_layer.get(name, (0, 0))
+        per_run = [times.get(name, [0.0, 0.0, 0, 0, 0]) for _, times, _ in runs]
+        first = per_run[0]
+        rows[name] = LayerProfile(
+            name=name, type=type(layer).__name__, depth=name.count(".") + (name != ""),
+            calls=first[2], saved_bytes=inclusive, self_bytes=own, input_bytes=first[3],
+            output_bytes=first[4], forward_s=statistics.median(r[0] for r in per_run),
+            recompute_s=statistics.median(r[1] for r in per_run) if name in rerun else None,
+            is_block=name in block_names, children=_children(layers, name))
+    for b in block_names:
+        if rows[b].calls == 0:
+            raise ValueError(f"profile: block {b!r} was not called by the forward")
+    return Profile(total_bytes=counter.total,
+                   forward_s=statistics.median(s for _, _, s in runs), layers=rows,
+                   blocks=list(block_names), saved=counter.saved(), repeats=repeats)

@@ -1,0 +1,131 @@
+"""The counting frame of ``profile``: which tensors are saved for backward, by whom, how big.
+
+See NOTE [ Counting saved bytes ] in ``_planner/profile.py``.  Each distinct saved tensor has one
+*owner*: the stack of layers running when it was first saved; later saves of it are
+remembered as further savers.  :meth:`Counter.give_to_consumer` then hands a block's input
+to the block when the block saves it too (a ``Linear`` saves its input, which the previous
+block's activation also saved): whether that tensor stays alive depends on the consuming
+block alone, so the per-block costs add up (NOTE [ Planner model ]).
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from .._core import hooks, tree
+from .._core.debug import op_label
+from .profile_result import SavedTensor
+
+__all__ = ["Counter", "tensor_key", "spans"]
+
+
+def tensor_key(t) -> tuple:
+    """Identity of a tensor's data as saved: pointer, shape, strides, dtype."""
+    return (t.data_ptr(), tuple(t.shape), tuple(t.strides), t.dtype)
+
+
+def spans(tensors) -> list:
+    """(start, end) addresses of the tensors' data."""
+    out = []
+    for t in tensors:
+        if t is not None and t._is_initialized() and t.size:
+            out.append((t.data_ptr(), t.data_ptr() + t.size * t.element_size()))
+    return out
+
+
+
+
+class _Entry:
+    __slots__ = ("nbytes", "owner", "savers", "record")
+
+    def __init__(self, nbytes: int, owner: tuple, record):
+        self.nbytes, self.owner, self.savers, self.record = nbytes, owner, [], record
+
+
+class Counter:
+    """Saved-tensor frame that keeps every tensor (the forward is unchanged) and counts it."""
+
+    def __init__(self, excluded: list, record: bool):
+        self.excluded = sorted(excluded)  # (start, end) of memory alive anyway
+        self.starts = [s for s, _ in self.excluded]
+        self.entries: dict[tuple, _Entry] = {}
+        self.stack: list[str] = []
+        self.total = 0
+        self.record = record
+        # Producers come from observing ``paddle._C_ops`` (``observe_op``), not from
+        # ``Tensor.grad_fn``: in Paddle 3.3 reading ``grad_fn`` keeps the graph alive forever.
+        self.producers: dict[int, str] = {}  # data pointer -> op that last made it
+        self.running = False
+        self.unresolved: list = []  # records saved inside the running op
+
+    def observe_op(self, name, fn, args, kwargs):
+        """Run operator ``name``, remembering it as the producer of its outputs."""
+        self.running = True
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            self.running = False
+        for t in tree.flatten(out)[0]:
+            if t._is_initialized():
+                self.producers[t.data_ptr()] = name
+        for record, ptr in self.unresolved:  # an op saving its own output (softmax)
+            record.producer = self.producers.get(ptr, "")
+        self.unresolved.clear()
+        return out
+
+    def pack(self, tensor):
+        if tensor._is_initialized():
+            self._count(tensor)
+        return hooks.Kept(tensor)
+
+    def _count(self, t) -> None:
+        key = tensor_key(t)
+        entry = self.entries.get(key)
+        if entry is not None:
+            entry.savers.append(tuple(self.stack))
+            return
+        if self.alive_anyway(key[0]):
+            return
+        n = t.size * t.element_size()
+        self.total += n
+        record = None
+        if self.record:
+            record = SavedTensor("", op_label().split(" > ")[-1], tuple(t.shape),
+                                 str(t.dtype).replace("paddle.", ""), n,
+                                 self.producers.get(key[0], ""))
+            if self.running:
+                self.unresolved.append((record, key[0]))
+        self.entries[key] = _Entry(n, tuple(self.stack), record)
+
+    def alive_anyway(self, ptr: int) -> bool:
+        i = bisect.bisect_right(self.starts, ptr) - 1
+        return i >= 0 and ptr < self.excluded[i][1]
+
+    def give_to_consumer(self, block: str, input_keys) -> None:
+        """Make ``block`` the owner of its inputs that it saves but another layer owns."""
+        for key in input_keys:
+            entry = self.entries.get(key)
+            if entry is None or block in entry.owner:
+                continue
+            for stack in entry.savers:
+                if block in stack:
+                    entry.owner = stack
+                    break
+
+    def by_layer(self) -> dict[str, list[int]]:
+        """Layer name -> [bytes saved inside it, bytes saved directly by it]."""
+        out: dict[str, list[int]] = {}
+        for e in self.entries.values():
+            for name in e.owner:
+                out.setdefault(name, [0, 0])[0] += e.nbytes
+            if e.owner:
+                out[e.owner[-1]][1] += e.nbytes
+        return out
+
+    def saved(self) -> list[SavedTensor] | None:
+        """One record per counted tensor, in save order, attributed to its owner."""
+        if not self.record:
+            return None
+        for e in self.entries.values():
+            e.record.layer = e.owner[-1] if e.owner else "<outside layers>"
+        return [e.record for e in self.entries.values()]

@@ -1,0 +1,118 @@
+"""``no_recompute``: inside a non-reentrant region, keep one call's activations and outputs.
+
+In the region's forward, the call runs under a hook frame that keeps what it saves (as if
+no region were open) and the region records its outputs and, when the region preserves RNG
+state, the random state right after it.  The recomputation does not run the call: it hands
+back the recorded outputs and sets the random state the call left, so random operators
+after it draw as in forward.  Calls are matched by their order within the region.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._core import hooks, tree
+from .._core.errors import RecomputeError
+from .._core.nonreentrant import _Frame, _Recomputation
+from .._core.rng import RngState
+
+__all__ = ["no_recompute"]
+
+
+class _KeepFrame:
+    """Saved tensors stay as they are: the activations of a ``no_recompute`` call."""
+
+    __slots__ = ()
+
+    def pack(self, tensor):
+        return hooks.Kept(tensor)
+
+
+_KEEP = _KeepFrame()
+
+
+class _Record:
+    __slots__ = ("spec", "held", "flags", "rng")
+
+    def replay(self, replayed):
+        out = []
+        for t, flag in zip(self.held, self.flags, strict=True):
+            d = t.detach()
+            d.stop_gradient = flag
+            out.append(d)
+        if self.rng is not None:
+            # Only the generators the region's replay swapped in (and puts back after):
+            # numpy's and Python's are left out when the forward did not draw from them.
+            self.rng.np = self.rng.np if replayed.np is not None else None
+            self.rng.py = self.rng.py if replayed.py is not None else None
+            self.rng.apply()
+        return tree.unflatten(self.spec, out)
+
+
+def no_recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``function(*args, **kwargs)``, keeping its activations inside a recompute region.
+
+    Inside a ``recompute(..., use_reentrant=False)`` region, tensors saved by this call are
+    kept (not recomputed) and the recomputation does not run it again: it returns the
+    forward's outputs and restores the random state the call left behind.  Use it for
+    expensive parts of a recomputed block (the refined recompute of Paddle's LLM libraries).
+    Outside a region (or in a reentrant one) it simply calls ``function``.
+
+    Args:
+        function: any callable.
+        *args: its positional arguments.
+        **kwargs: its keyword arguments.
+
+    Returns:
+        What ``function`` returns.
+
+    Raises:
+        TypeError: ``function`` is not callable.
+        RecomputeError: the recomputation makes more ``no_recompute`` calls than the forward.
+
+    Example:
+        >>> import paddle, paddle_recompute as pr
+        >>> attn, mlp = paddle.nn.Linear(4, 4), paddle.nn.Linear(4, 4)
+        >>> def block(x):
+        ...     return mlp(pr.no_recompute(attn, x))
+        >>> x = paddle.randn([2, 4]); x.stop_gradient = False
+        >>> pr.recompute(block, x, use_reentrant=False).sum().backward()
+    """
+    if not callable(function):
+        raise TypeError(f"no_recompute: `function` must be callable, got {type(function).__name__}")
+    top = hooks._STACK[-1] if hooks._STACK else None
+    if isinstance(top, _Frame):
+        return _record(top, function, args, kwargs)
+    if isinstance(top, _Recomputation):
+        return _replay(top)
+    return function(*args, **kwargs)
+
+
+def _record(frame: _Frame, function, args, kwargs):
+    with hooks.pushed(_KEEP):
+        out = function(*args, **kwargs)
+    record = _Record()
+    leaves, record.spec = tree.flatten(out)
+    record.held = [t.detach() for t in leaves]
+    record.flags = [t.stop_gradient for t in leaves]
+    record.rng = RngState.capture() if frame.state.rng is not None else None
+    if frame.kept is None:
+        frame.kept = []
+    frame.kept.append(record)
+    if hasattr(frame, "kept_ptrs"):  # a policy region: what follows may keep these for free
+        for t in record.held:
+            frame.kept_ptrs[t.data_ptr()] = t
+    return out
+
+
+def _replay(rec: _Recomputation):
+    kept = rec.frame.kept or ()
+    index = rec.kept_index
+    if index >= len(kept):
+        raise RecomputeError(
+            f"no_recompute: the recomputation made more no_recompute calls than the forward "
+            f"({len(kept)}); the region must take the same path in both"
+        )
+    rec.kept_index = index + 1
+    return kept[index].replay(rec.frame.state.rng)

@@ -1,0 +1,126 @@
+"""Records of one policy region's forward: operator calls, handles that can carry a value.
+
+See NOTE [ Selective recompute ] in ``_selective/frame.py``.
+"""
+
+from __future__ import annotations
+
+from .._core import ops
+from .._core import tree as _tree
+from .._core.nonreentrant import _Handle
+from .._core.offload import to_place
+
+__all__ = ["KEPT", "OpRecord", "KeepHandle", "Inputs", "position", "dead"]
+
+KEPT = -1  # slot source: kept in forward; >= 0: input position; <= -2: output -(s + 2)
+
+
+def dead():
+    return None  # stands in for the weakref of a kept slot: never "needed" by a rerun
+
+
+class KeepHandle(_Handle):
+    """Handle of a policy region: carries the value itself when the slot was kept."""
+
+    __slots__ = ("value", "place")
+
+    def __init__(self, frame, index: int):
+        super().__init__(frame, index)
+        self.value = None
+        self.place = None
+
+    def unpack(self):
+        value = self.value
+        if value is None:
+            return self.frame.unpack(self.index)
+        return value if self.place is None else to_place(value, self.place)
+
+
+class Inputs:
+    """The tensor inputs of one operator call, flattened on first use."""
+
+    __slots__ = ("tree", "_leaves")
+
+    def __init__(self, args, kwargs):
+        self.tree = (args, kwargs)
+        self._leaves = None
+
+    def __call__(self) -> list:
+        if self._leaves is None:
+            self._leaves = _tree.flatten(self.tree)[0]
+        return self._leaves
+
+
+def _same(a, b) -> bool:
+    return a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.dtype == b.dtype
+
+
+def position(tensor, tensors) -> int | None:
+    for j, t in enumerate(tensors):
+        if _same(tensor, t):
+            return j
+    return None
+
+
+class OpRecord:
+    """One operator call of the forward: its packed slots and, if kept, its outputs."""
+
+    __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
+                 "flags", "versions", "input_shapes", "rng", "skippable", "mask", "remake")
+
+    def __init__(self, name: str, first: int):
+        self.name = name
+        self.first = first
+        self.pending = []
+        self.rng = None
+        self.skippable = False
+        self.mask = None  # dropout's kept mask (value, host place or None), and how to rebuild
+        # its output from it (NOTE [ Dropout mask replay ] in _selective/dropout_replay.py)
+        self.remake = None
+
+    def update_skippable(self) -> None:
+        # An in-place operator saved its input after changing it: the rerun's input holds
+        # the value before, so such an operator always runs.
+        self.skippable = (not self.name.endswith("_") and all(h is not None for h in self.held)
+                          and all(s is not None and s >= KEPT for s in self.slots)
+                          and (self.rng is not None or not ops.draws_random(self.name)))
+
+    def stops_before_running(self, last: int) -> bool:
+        """True when slot ``last`` is this operator's and every slot up to it is an input or
+        kept: a rerun that stops there has what it needs without running the operator."""
+        upto = last - self.first
+        if not 0 <= upto < len(self.slots):
+            return False
+        return all(s is not None and s >= KEPT for s in self.slots[:upto + 1])
+
+    def rebuildable(self) -> bool:
+        """A dropout whose mask alone was kept: its output can be rebuilt without the kernel."""
+        return (self.remake is not None and self.rng is not None
+                and all(s is not None and s >= KEPT for s in self.slots))
+
+    def rebuild(self, args: tuple):
+        """Dropout's output from the rerun's ``args`` and the kept mask (None: run the kernel)."""
+        value, place = self.mask
+        out = self.remake.rebuild(args, value if place is None else to_place(value, place))
+        if out is None:
+            return None
+        out.stop_gradient = self.flags[0]
+        self.rng.apply()  # where running the operator would have left the generators
+        return _tree.unflatten(self.spec, [out])
+
+    def unchanged(self) -> bool:
+        """Kept device outputs not modified in place since the forward (host copies cannot be)."""
+        for t, version, place in zip(self.held, self.versions, self.places, strict=True):
+            if place is None and t._inplace_version() != version:
+                return False
+        return True
+
+    def replay(self):
+        out = []
+        for t, flag, place in zip(self.held, self.flags, self.places, strict=True):
+            d = (t if place is None else to_place(t, place)).detach()  # never hand out the held one
+            d.stop_gradient = flag  # what follows must save (and pack) as in forward
+            out.append(d)
+        if self.rng is not None:
+            self.rng.apply()  # where running the operator would have left the generators
+        return _tree.unflatten(self.spec, out)

@@ -1,0 +1,211 @@
+"""The policy predicates, factories and combinators (public as :mod:`paddle_recompute.policies`,
+whose docstring explains what a policy is and answers)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+__all__ = [
+    "MATMUL_OPS", "OFFLOAD", "RECOMPUTE", "SAVE", "Offload", "PolicyInfo",
+    "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
+    "save_dropout_masks", "save_matmuls", "save_matmuls_except_scores",
+    "save_matmuls_except_scores_and_masks", "save_matmuls_no_batch", "save_names", "Policy",
+]
+
+
+class Offload:
+    """Policy answer: keep the tensor, on the host until backward."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "policies.OFFLOAD"
+
+
+SAVE = True
+RECOMPUTE = False
+OFFLOAD = Offload()
+
+# Operators with a weight-sized contraction: expensive to recompute per byte kept.
+MATMUL_OPS = frozenset({
+    "matmul", "linear", "bmm", "mm", "mv", "addmm", "einsum", "fused_gemm_epilogue",
+    "conv1d", "conv2d", "conv3d", "depthwise_conv2d", "conv2d_transpose", "conv3d_transpose",
+    "depthwise_conv2d_transpose",
+})
+# Attention core beside its batched matmuls (Megatron's "core attention").
+_ATTENTION_CORE_OPS = frozenset({"softmax", "softmax_", "dropout", "dropout_"})
+
+
+class PolicyInfo:
+    """What a policy knows about one operator output (read-only; fields computed on access).
+
+    Attributes:
+        op: the operator that produced the tensor (``paddle._C_ops`` name: ``"linear"``,
+            ``"matmul"``, ``"softmax"`` ...; ``"unknown"`` for a tensor named with
+            :func:`paddle_recompute.tag` whose producer was not observed).
+        name: the name given with ``paddle_recompute.tag(tensor, name)``, else ``None``.
+        output_index: position of the tensor among the operator's tensor outputs.
+        shape: the tensor's shape, a tuple of ints.
+        dtype: the tensor's dtype (a ``paddle`` dtype).
+        nbytes: bytes of the tensor's data.
+        input_shapes: shapes of the operator's tensor inputs, in call order (``()`` for
+            ``"unknown"``).
+    """
+
+    __slots__ = ("op", "name", "output_index", "input_shapes", "_tensor")
+
+    def __init__(self, op: str, name: str | None, output_index: int, tensor, input_shapes: tuple):
+        self.op = op
+        self.name = name
+        self.output_index = output_index
+        self.input_shapes = input_shapes
+        self._tensor = tensor
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._tensor.shape)
+
+    @property
+    def dtype(self):
+        return self._tensor.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return self._tensor.size * self._tensor.element_size()
+
+    def __repr__(self) -> str:
+        return (f"PolicyInfo(op={self.op!r}, name={self.name!r}, output_index={self.output_index}, "
+                f"shape={self.shape}, dtype={self.dtype}, nbytes={self.nbytes})")
+
+
+Policy = Callable[[PolicyInfo], "bool | Offload"]
+
+
+def _is_batched_matmul(info: PolicyInfo) -> bool:
+    if info.op not in MATMUL_OPS or info.op == "linear" or info.op.startswith(("conv", "depthwise")):
+        return False
+    shapes = info.input_shapes
+    return len(shapes) >= 2 and all(len(s) >= 3 for s in shapes)
+
+
+def save_matmuls(info: PolicyInfo) -> bool:
+    """Keep matmul/linear/conv/bmm/einsum outputs: the FLOPs live there, the bytes elsewhere."""
+    return info.op in MATMUL_OPS
+
+
+def save_matmuls_no_batch(info: PolicyInfo) -> bool:
+    """Keep weight matmuls only (JAX's dots_with_no_batch_dims): attention scores are large but cheap."""
+    return info.op in MATMUL_OPS and not _is_batched_matmul(info)
+
+
+def save_matmuls_except_scores(info: PolicyInfo) -> bool:
+    """Keep matmul outputs except those of batched matmuls that expand (attention scores).
+
+    Weight matmuls (linear, conv, and matmuls with a 2-D operand) are kept.  A batched
+    matmul between activations is kept when its output is no larger than its largest input
+    (scores·V), and recomputed when it is larger (Q·Kᵀ: sequence² elements for a
+    contraction of only head_dim, the cheapest bytes a transformer holds per FLOP).
+    With :func:`save_dropout_masks` it is the transformer policy that recomputes least per
+    byte freed: :func:`save_matmuls_except_scores_and_masks`.
+    """
+    if info.op not in MATMUL_OPS:
+        return False
+    if not _is_batched_matmul(info):
+        return True
+    return math.prod(info.shape) <= max(math.prod(s) for s in info.input_shapes)
+
+
+def save_dropout_masks(info: PolicyInfo) -> bool:
+    """Keep dropout masks (1 byte an element): rebuilding the output beats redrawing the numbers.
+
+    Combine it: ``save_any_of(save_matmuls_no_batch, save_dropout_masks)``.  Needs the region
+    to preserve RNG state (the default); a mask is kept only where a rebuild was checked
+    bit-identical with this device's kernel, else dropout reruns.
+    """
+    return info.op == "dropout" and info.output_index == 1
+
+
+def save_matmuls_except_scores_and_masks(info: PolicyInfo):
+    """:func:`save_matmuls_except_scores` or :func:`save_dropout_masks`: the ``"selective"``
+    transformer preset and the planner's ``policy:selective`` option."""
+    return save_matmuls_except_scores(info) or save_dropout_masks(info)
+
+
+def save_all_but_attention_core(info: PolicyInfo) -> bool:
+    """Recompute only scores, softmax, dropout and scores·V (Megatron's selective recompute)."""
+    return info.op not in _ATTENTION_CORE_OPS and not _is_batched_matmul(info)
+
+
+def recompute_all(info: PolicyInfo) -> bool:
+    """Keep nothing: the same memory as a plain region, with operator observation (a baseline)."""
+    return False
+
+
+def save_all(info: PolicyInfo) -> bool:
+    """Keep everything: backward reruns only random ops (a baseline for the skip machinery)."""
+    return True
+
+
+def save_names(*names: str) -> Policy:
+    """Keep the tensors named with ``paddle_recompute.tag``: the user knows what is costly.
+
+    A region using it (alone or combined) raises ``RecomputeError`` after its forward when
+    none of ``names`` was tagged there (a typo or a missing ``tag`` call).
+
+    Raises:
+        TypeError: a name is not a string.
+        ValueError: no names given.
+    """
+    if not names:
+        raise ValueError("policies.save_names: give at least one name, e.g. save_names('qkv')")
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"policies.save_names: names must be strings, got {n!r}")
+    wanted = frozenset(names)
+
+    def save_named(info: PolicyInfo) -> bool:
+        return info.name in wanted
+
+    save_named.names = wanted  # lets the region report names never tagged
+    return save_named
+
+
+def save_any_of(*policies: Policy) -> Policy:
+    """OR of policies (first non-false answer wins): combine op-based and name-based choices.
+
+    Raises:
+        TypeError: a policy is not callable.
+    """
+    for p in policies:
+        if not callable(p):
+            raise TypeError(f"policies.save_any_of: every policy must be callable, got {p!r}")
+
+    def any_of(info: PolicyInfo):
+        for p in policies:
+            answer = p(info)
+            if answer:
+                return answer
+        return False
+
+    names = frozenset().union(*(getattr(p, "names", ()) for p in policies))
+    if names:
+        any_of.names = names  # lets the region report names never tagged
+    return any_of
+
+
+def offload(policy: Policy) -> Policy:
+    """What ``policy`` keeps goes to the host instead: device memory of recompute, time of save.
+
+    Raises:
+        TypeError: ``policy`` is not callable.
+    """
+    if not callable(policy):
+        raise TypeError(f"policies.offload: `policy` must be callable, got {policy!r}")
+
+    def offloaded(info: PolicyInfo):
+        return OFFLOAD if policy(info) else False
+
+    if getattr(policy, "names", None):
+        offloaded.names = policy.names
+    return offloaded

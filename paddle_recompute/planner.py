@@ -1,0 +1,50 @@
+"""Choose what to recompute under a memory budget: profile a model, plan, apply the plan.
+
+* :func:`profile` measures what a model saves for backward, per block and sublayer, and the
+  forward and recompute time of each.
+* :func:`plan` picks, per block, the recompute option (none, the whole block, a sublayer, a
+  policy) that minimises predicted recompute time under ``budget``; exact solvers.
+* :func:`apply_plan` (or ``Plan.apply``) wires the plan into the model, reversibly.
+* ``recompute_sequential({"segments": "auto"}, ...)`` uses the same measurements to cut a
+  chain into segments.
+
+Options beyond the built-in ones are registered with :func:`register_option`,
+:func:`kept_tensors_option` and :func:`register_policy_option`.
+
+Example:
+    >>> import paddle
+    >>> from paddle_recompute import planner
+    >>> def block():
+    ...     return paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.Tanh(),
+    ...                                 paddle.nn.Linear(8, 8), paddle.nn.Tanh())
+    >>> model = paddle.nn.Sequential(*[block() for _ in range(3)])
+    >>> x = paddle.randn([4, 8]); x.stop_gradient = False
+    >>> handle = planner.apply_plan(model, planner.plan(model, x, budget=0.7))
+    >>> model(x).sum().backward(); handle.remove()
+"""
+
+from ._planner.options import Candidate, kept_tensors_option, option_kinds, register_option
+from ._planner.plan import plan
+from ._planner.plan_value import AppliedPlan, BlockChoice, Plan, apply_plan
+from ._planner.policy_options import register_policy_option
+from ._planner.profile import profile
+from ._planner.profile_result import LayerProfile, Profile, SavedTensor
+from ._planner.solve import InfeasibleBudget
+
+__all__ = [
+    "AppliedPlan",
+    "BlockChoice",
+    "Candidate",
+    "InfeasibleBudget",
+    "LayerProfile",
+    "Plan",
+    "Profile",
+    "SavedTensor",
+    "apply_plan",
+    "kept_tensors_option",
+    "option_kinds",
+    "plan",
+    "profile",
+    "register_option",
+    "register_policy_option",
+]
