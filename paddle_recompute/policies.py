@@ -16,9 +16,12 @@ intermediate output, saved for backward) when its output is not kept.  Keeping t
 alone lets the recomputation rebuild the output from it instead of drawing the random
 numbers again (see NOTE [ Dropout mask replay ] in ``_selective/dropout_replay.py``).
 
-Tensors produced by operators that do not pass through ``paddle._C_ops`` (``x + y``,
-``x * 2``, ``x @ y``) are never shown to a policy: they are recomputed.  Region inputs and
-parameters saved for backward are always kept (they are alive anyway).
+Operators are seen where Python enters them: ``paddle._C_ops`` (every ``paddle.*``,
+``F.*`` and named Tensor method), and the Tensor operators, which are C methods and are
+observed on ``paddle.Tensor`` itself: ``x @ y`` is ``"matmul"``, ``x + y`` ``"add"``,
+``x * y`` ``"multiply"``, ``x * 0.5`` or ``x + 1`` ``"scale"``, ``x[i]`` ``"getitem"``
+(NOTE [ Tensor operators ] in ``_core/tensor_methods.py``).  Region inputs and parameters
+saved for backward are always kept (they are alive anyway).
 
 Example:
     >>> import paddle, paddle_recompute as pr
@@ -29,6 +32,7 @@ Example:
 """
 
 from ._selective.policies import (
+    ELEMENTWISE_OPS,
     MATMUL_OPS,
     OFFLOAD,
     RECOMPUTE,
@@ -50,6 +54,7 @@ from ._selective.policies import (
 )
 
 __all__ = [
+    "ELEMENTWISE_OPS",
     "MATMUL_OPS",
     "OFFLOAD",
     "RECOMPUTE",

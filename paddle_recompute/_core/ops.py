@@ -10,17 +10,19 @@ frame if that frame observes operators (``observe_op``), and calls the kernel di
 otherwise.  The originals are put back when the last policy frame exits, in ``finally``,
 so Paddle is untouched outside policy regions and the plain recompute path pays nothing.
 
-Operators implemented on the C tensor type (``x + y``, ``x * y``, ``x @ y``) bypass
-``_C_ops``: what they save is attributed to no operator ("unknown") and recomputed.
+Operators implemented on the C tensor type (``x + y``, ``x * y``, ``x @ y``, ``x[i]``) bypass
+``_C_ops``; they are observed by replacing them on ``paddle.Tensor`` for the same span
+(NOTE [ Tensor operators ] in ``tensor_methods.py``).
 """
 
 from __future__ import annotations
 
 import re
 
+import paddle
 from paddle import _C_ops
 
-from . import hooks
+from . import hooks, tensor_methods
 
 __all__ = ["installed", "unobserved", "is_installed", "draws_random", "ORIGINALS"]
 
@@ -58,11 +60,18 @@ def _wrap(name: str, fn):
 
 
 _WRAPPED = {name: _wrap(name, fn) for name, fn in ORIGINALS.items()}
+_WRAPPED_METHODS = tensor_methods.wrapped(hooks._STACK)
 _DEPTH = [0]
 
 
+def _swap(functions: dict, methods: dict) -> None:
+    vars(_C_ops).update(functions)
+    for name, fn in methods.items():
+        setattr(paddle.Tensor, name, fn)
+
+
 def is_installed() -> bool:
-    """True while the wrappers replace ``paddle._C_ops``'s operators."""
+    """True while the wrappers replace ``paddle._C_ops``'s operators and the Tensor operators."""
     return _DEPTH[0] > 0
 
 
@@ -73,13 +82,13 @@ class installed:
 
     def __enter__(self) -> None:
         if _DEPTH[0] == 0:
-            vars(_C_ops).update(_WRAPPED)
+            _swap(_WRAPPED, _WRAPPED_METHODS)
         _DEPTH[0] += 1
 
     def __exit__(self, *exc: object) -> None:
         _DEPTH[0] -= 1
         if _DEPTH[0] == 0:
-            vars(_C_ops).update(ORIGINALS)
+            _swap(ORIGINALS, tensor_methods.ORIGINALS)
 
 
 class unobserved:
@@ -94,8 +103,8 @@ class unobserved:
     def __enter__(self) -> None:
         self.was = _DEPTH[0] > 0
         if self.was:
-            vars(_C_ops).update(ORIGINALS)
+            _swap(ORIGINALS, tensor_methods.ORIGINALS)
 
     def __exit__(self, *exc: object) -> None:
         if self.was:
-            vars(_C_ops).update(_WRAPPED)
+            _swap(_WRAPPED, _WRAPPED_METHODS)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import paddle
 
+from .._core.forwards import swap_forward
 from .._entry.recompute import recompute
 
 __all__ = [
@@ -449,4 +450,4 @@ def _route_through_recompute(layer: paddle.nn.Layer, options: dict) -> None:
     def forward(*args: Any, **kwargs: Any) -> Any:
         return recompute(original, *args, **options, **kwargs)
 
-    layer.forward = forward
+    swap_forward(layer, forward)

@@ -22,6 +22,7 @@ import paddle
 
 from .._core import tree
 from .._core.amp import grad_enabled, set_grad_enabled
+from .._core.forwards import restore_forward, swap_forward
 from .._core.state import ForwardState
 from .options import wrap_of
 from .profile import sync
@@ -103,12 +104,8 @@ class Wrapped:
 
     def __enter__(self) -> None:
         for layer, wrap in self.swaps:
-            self.previous.append((layer, layer.__dict__.get("forward")))
-            layer.forward = wrap(layer.forward)
+            self.previous.append((layer, swap_forward(layer, wrap(layer.forward))))
 
     def __exit__(self, *exc: object) -> None:
         for layer, previous in reversed(self.previous):
-            if previous is None:
-                del layer.forward
-            else:
-                layer.forward = previous
+            restore_forward(layer, previous)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .._entry.recompute import recompute
+from .profile_blocks import inside
 from .profile_result import LayerProfile, Profile, SavedTensor
 
 __all__ = ["Candidate", "register_option", "option_kinds", "kept_tensors_option", "wrap_of",
@@ -132,8 +133,8 @@ def kept_tensors_option(keep: Callable[[SavedTensor], bool], name: str | None = 
     """
 
     def provider(block: LayerProfile, prof: Profile):
-        inside = [s for s in prof.saved if s.layer == block.name or s.layer.startswith(block.name + ".")]
-        memory = block.input_bytes + sum(s.nbytes for s in inside if keep(s))
+        saved = [s for s in prof.saved if s.layer == block.name or inside(s.layer, block.name)]
+        memory = block.input_bytes + sum(s.nbytes for s in saved if keep(s))
         saved_time = 0.0
         if skipped is not None:
             saved_time = sum(row.forward_s for row in _outermost(block, prof, skipped))
@@ -147,7 +148,7 @@ def _outermost(block: LayerProfile, prof: Profile, accept) -> list[LayerProfile]
     """Sublayers of ``block`` that ``accept`` takes and that sit in no other taken one."""
     taken: list[str] = []
     for name, row in prof.layers.items():
-        if name.startswith(block.name + ".") and not any(name.startswith(t + ".") for t in taken):
+        if inside(name, block.name) and not any(inside(name, t) for t in taken):
             if accept(row):
                 taken.append(name)
     return [prof.layers[t] for t in taken]

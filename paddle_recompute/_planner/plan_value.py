@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 import paddle
 
+from .._core.forwards import restore_forward, swap_forward
 from .options import wrap_of
 from .profile_result import Profile
 
@@ -87,10 +88,7 @@ class AppliedPlan:
     def remove(self) -> None:
         """Restore the original forwards (idempotent)."""
         for layer, previous in reversed(self.swaps):
-            if previous is None:
-                del layer.forward
-            else:
-                layer.forward = previous
+            restore_forward(layer, previous)
         self.swaps = []
         if self in self.plan._applied:
             self.plan._applied.remove(self)
@@ -142,11 +140,9 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
             raise ValueError(f"apply_plan: layer {name!r} is already wrapped by a plan; "
                              "remove that plan first")
     for kind, _name, layer in targets:
-        previous = layer.__dict__.get("forward")
         wrapped = wrap_of(kind)(layer.forward)
         setattr(wrapped, _MARK, True)
-        layer.forward = wrapped
-        swaps.append((layer, previous))
+        swaps.append((layer, swap_forward(layer, wrapped)))
     handle = AppliedPlan(plan, swaps)
     plan._applied.append(handle)
     return handle

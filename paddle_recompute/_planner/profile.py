@@ -25,6 +25,7 @@ from .._core import hooks as _hooks
 from .._core import ops
 from .._core import tree as _tree
 from .._core.amp import grad_enabled, set_grad_enabled
+from .._core.forwards import restore_forward, swap_forward
 from .._core.layers import find_roots
 from .._core.state import ForwardState
 from .profile_blocks import layer_table, resolve_blocks
@@ -76,16 +77,13 @@ class _Instrumented:
 
     def __enter__(self) -> _Instrumented:
         for name, layer in self.layers.items():
-            self.saved_forwards.append((layer, layer.__dict__.get("forward")))
-            layer.forward = self._wrap(name, layer, layer.forward)
+            previous = swap_forward(layer, self._wrap(name, layer, layer.forward))
+            self.saved_forwards.append((layer, previous))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for layer, previous in self.saved_forwards:
-            if previous is None:
-                del layer.forward
-            else:
-                layer.forward = previous
+        for layer, previous in reversed(self.saved_forwards):
+            restore_forward(layer, previous)
 
     def _wrap(self, name: str, layer, original: Callable) -> Callable:
         def forward(*args, **kwargs):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from paddle import nn
 
-__all__ = ["layer_table", "resolve_blocks", "detect_blocks"]
+__all__ = ["layer_table", "resolve_blocks", "detect_blocks", "inside"]
 
 
 def layer_table(model_or_fn, roots: tuple, blocks) -> dict[str, nn.Layer]:
@@ -33,17 +33,45 @@ def _add_tree(table: dict, prefix: str, layer: nn.Layer) -> None:
 
 
 def detect_blocks(layers: dict[str, nn.Layer]) -> list[str]:
-    """Children of the longest ``LayerList`` (1 or more children) or ``Sequential`` (2 or
-    more) whose children all have one type; ``[]`` when there is none."""
-    best: list[str] = []
-    for name, layer in layers.items():
-        if not isinstance(layer, (nn.LayerList, nn.Sequential)):
+    """The repeated blocks of a model: see NOTE [ Finding blocks ]; ``[]`` when there are none.
+
+    NOTE [ Finding blocks ]: a *run* is a stretch of consecutive children of one type in a
+    ``LayerList`` (1 or more) or ``Sequential`` (2 or more).  Runs inside another run's
+    children are left out (the blocks are the outermost repeats), and the blocks are the
+    runs of the type with the most children in all: ``model.layers`` of a language model,
+    ``encoder.layers``, the 16 bottlenecks of ResNet-50's four stages, the 17 inverted
+    residuals inside MobileNetV2's ``features``.
+    """
+    runs = [r for name, layer in layers.items() if isinstance(layer, (nn.LayerList, nn.Sequential))
+            for r in _runs(name, layer)]
+    outer = [r for r in runs if not any(inside(r[1][0], b) for other in runs if other is not r
+                                        for b in other[1])]
+    counts: dict[type, int] = {}
+    for kind, names in outer:
+        counts[kind] = counts.get(kind, 0) + len(names)
+    if not counts:
+        return []
+    best = max(counts, key=counts.get)  # ties: the first type found, in layer order
+    return [n for kind, names in outer if kind is best for n in names]
+
+
+def _runs(name: str, container: nn.Layer) -> list[tuple[type, list[str]]]:
+    least = 1 if isinstance(container, nn.LayerList) else 2
+    out: list[tuple[type, list[str]]] = []
+    for key, child in container._sub_layers.items():
+        if child is None:
             continue
-        kids = [(k, v) for k, v in layer._sub_layers.items() if v is not None]
-        least = 1 if isinstance(layer, nn.LayerList) else 2
-        if len(kids) >= least and len({type(v) for _, v in kids}) == 1 and len(kids) > len(best):
-            best = [f"{name}.{k}" if name else k for k, _ in kids]
-    return best
+        qualified = f"{name}.{key}" if name else key
+        if out and type(child) is out[-1][0]:
+            out[-1][1].append(qualified)
+        else:
+            out.append((type(child), [qualified]))
+    return [(kind, names) for kind, names in out if len(names) >= least]
+
+
+def inside(name: str, block: str) -> bool:
+    """True when layer ``name`` is a sublayer of ``block`` (``""``: the model itself)."""
+    return name != block and (block == "" or name.startswith(block + "."))
 
 
 def resolve_blocks(model_or_fn, layers: dict, blocks: Sequence | None) -> list[str]:
@@ -55,10 +83,12 @@ def resolve_blocks(model_or_fn, layers: dict, blocks: Sequence | None) -> list[s
     """
     if blocks is None:
         found = detect_blocks(layers)
-        if not found and isinstance(model_or_fn, nn.Layer):
-            raise ValueError("profile: found no LayerList/Sequential of repeated blocks; pass "
-                             "blocks=[...] (sublayers or their names), or blocks=[] for none")
-        return found
+        if found or not isinstance(model_or_fn, nn.Layer):
+            return found
+        if not isinstance(model_or_fn, (nn.LayerList, nn.Sequential)):
+            return [""]  # one layer (a decoder layer): it is the block, its sublayers the parts
+        raise ValueError("profile: found no LayerList/Sequential of repeated blocks; pass "
+                         "blocks=[...] (sublayers or their names), or blocks=[] for none")
     if isinstance(blocks, (str, bytes, nn.Layer)) or not isinstance(blocks, Sequence):
         raise TypeError(f"profile: `blocks` must be a list of Layers or sublayer names, got {blocks!r}")
     by_id = {}
@@ -67,7 +97,7 @@ def resolve_blocks(model_or_fn, layers: dict, blocks: Sequence | None) -> list[s
     names = [_name_of(b, layers, by_id) for b in blocks]
     for a in names:
         for b in names:
-            if a != b and (a == "" or b.startswith(a + ".")):
+            if inside(b, a):
                 raise ValueError(f"profile: block {b!r} is nested inside block {a!r}; blocks must "
                                  "be disjoint")
     if len(set(names)) != len(names):

@@ -72,7 +72,7 @@ class PolicyFrame(_Frame):
         self.kept_ptrs = {}
         self.offloaded = {}
         self.tags = set()
-        self.slot_bytes = {}  # data pointer -> bytes, of saved tensors handles carry
+        self.slot_bytes = {}  # buffer start -> bytes, of saved tensors handles carry
         self.rerun_ns = 0  # time spent rerunning, for the planner's measured options
 
     def observing(self):
@@ -124,19 +124,28 @@ class PolicyFrame(_Frame):
         self.rerun_ns += _clock() - start
 
     def held_bytes(self) -> int:
-        """Device bytes this region holds for backward besides its inputs and parameters:
-        kept saved tensors, kept outputs and masks, each buffer once (offloaded ones are on
-        the host and not counted)."""
+        """Device bytes this region holds for backward besides its inputs, parameters and
+        buffers: the allocations behind kept saved tensors, kept outputs and masks, each
+        once (a kept view holds its whole buffer; offloaded ones are on the host and not
+        counted)."""
         sizes = dict(self.slot_bytes)
         for op in self.ops:
             for t, place in zip(op.held, op.places, strict=True):
                 if t is not None and place is None:
-                    sizes[t.data_ptr()] = max(sizes.get(t.data_ptr(), 0), _nbytes(t))
+                    _add_buffer(sizes, t)
             if op.mask is not None and op.mask[1] is None:
-                sizes[op.mask[0].data_ptr()] = _nbytes(op.mask[0])
-        for t in self.leaves:
-            sizes.pop(t.data_ptr(), None)
+                _add_buffer(sizes, op.mask[0])
+        for t in self._alive_anyway():
+            if t._is_initialized():
+                sizes.pop(_buffer(t)[0], None)
         return _covered(sizes)
+
+    def _alive_anyway(self):
+        """Inputs, parameters and buffers: kept views of them (``mask[:s, :s]``) cost nothing."""
+        yield from self.leaves
+        for layer in self.state.layers:
+            yield from layer.parameters(include_sublayers=False)
+            yield from layer.buffers(include_sublayers=False)
 
     def pack(self, tensor):
         index = len(self.refs)
@@ -171,8 +180,7 @@ class PolicyFrame(_Frame):
         return True
 
     def _count_slot(self, tensor) -> None:
-        ptr = tensor.data_ptr()
-        self.slot_bytes[ptr] = max(self.slot_bytes.get(ptr, 0), _nbytes(tensor))
+        _add_buffer(self.slot_bytes, tensor)
 
     def observe_op(self, name, fn, args, kwargs):
         op = OpRecord(name, len(self.refs))
@@ -287,8 +295,15 @@ def _covered(sizes: dict) -> int:
     return total
 
 
-def _nbytes(t) -> int:
-    return t.size * t.element_size() if t._is_initialized() else 0
+def _buffer(t) -> tuple[int, int]:
+    """(start, bytes) of the allocation behind ``t``: a view keeps all of it alive."""
+    return t.data_ptr() - t._offset(), t._holder_size()
+
+
+def _add_buffer(sizes: dict, t) -> None:
+    if t._is_initialized():
+        start, n = _buffer(t)
+        sizes[start] = max(sizes.get(start, 0), n)
 
 
 class _Observing:

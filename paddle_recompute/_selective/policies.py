@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 
 __all__ = [
-    "MATMUL_OPS", "OFFLOAD", "RECOMPUTE", "SAVE", "Offload", "PolicyInfo",
+    "ELEMENTWISE_OPS", "MATMUL_OPS", "OFFLOAD", "RECOMPUTE", "SAVE", "Offload", "PolicyInfo",
     "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
     "save_dropout_masks", "save_matmuls", "save_matmuls_except_scores",
     "save_matmuls_except_scores_and_masks", "save_matmuls_no_batch", "save_names", "Policy",
@@ -35,6 +35,12 @@ MATMUL_OPS = frozenset({
 })
 # Attention core beside its batched matmuls (Megatron's "core attention").
 _ATTENTION_CORE_OPS = frozenset({"softmax", "softmax_", "dropout", "dropout_"})
+# The kernels Tensor operators run (NOTE [ Tensor operators ]): memory-bound, so the cheapest
+# bytes to recompute; in attention they scale and mask the scores.
+ELEMENTWISE_OPS = frozenset({
+    "add", "subtract", "multiply", "divide", "scale", "pow", "elementwise_pow", "remainder",
+    "floor_divide", "getitem",
+})
 
 
 class PolicyInfo:
@@ -133,8 +139,14 @@ def save_matmuls_except_scores_and_masks(info: PolicyInfo):
 
 
 def save_all_but_attention_core(info: PolicyInfo) -> bool:
-    """Recompute only scores, softmax, dropout and scores·V (Megatron's selective recompute)."""
-    return info.op not in _ATTENTION_CORE_OPS and not _is_batched_matmul(info)
+    """Recompute only scores, softmax, dropout and scores·V (Megatron's selective recompute).
+
+    With them the elementwise arithmetic (:data:`ELEMENTWISE_OPS`: ``x * scale``,
+    ``scores + mask``, RoPE's products, indexing) reruns too: keeping it would hold the
+    scaled and masked scores, which no backward needs, and it is the cheapest work to redo.
+    """
+    return (info.op not in _ATTENTION_CORE_OPS and info.op not in ELEMENTWISE_OPS
+            and not _is_batched_matmul(info))
 
 
 def recompute_all(info: PolicyInfo) -> bool:
