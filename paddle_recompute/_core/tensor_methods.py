@@ -15,8 +15,9 @@ the class by thin wrappers that hand the call to the same ``observe`` function a
 ``_C_ops`` wrappers, under the name of the kernel the method runs: ``matmul``, ``add``,
 ``subtract``, ``multiply``, ``divide``, ``elementwise_pow``, ``remainder``,
 ``floor_divide``; with a Python number as the other operand, Paddle runs ``scale``
-(``x + 1``, ``x * 0.5``, ``x / 2``, ``1 - x``) or ``pow`` (``x ** 2``), and those names are
-used (checked against the grad nodes Paddle builds in tests/test_tensor_methods.py).
+(``x + 1``, ``x * 0.5``, ``1 - x``), ``div_scale`` (``x / 2``) or ``pow`` (``x ** 2``), and
+those names are used (checked against the grad nodes Paddle builds in
+tests/test_tensor_methods.py).
 Indexing is ``getitem`` (one call that may run ``slice``, ``strided_slice`` or a gather).
 Comparisons, ``__setitem__`` (in place) and copies are left alone: they save nothing a
 policy would keep.  The originals go back when the last region exits (``ops.installed``).
@@ -35,7 +36,7 @@ _KERNELS = {
     "__add__": ("add", "scale"), "__radd__": ("add", "scale"),
     "__sub__": ("subtract", "scale"), "__rsub__": ("subtract", "scale"),
     "__mul__": ("multiply", "scale"), "__rmul__": ("multiply", "scale"),
-    "__truediv__": ("divide", "scale"), "__div__": ("divide", "scale"),
+    "__truediv__": ("divide", "div_scale"), "__div__": ("divide", "div_scale"),
     "__rtruediv__": ("divide", "divide"), "__rdiv__": ("divide", "divide"),
     "__matmul__": ("matmul", "matmul"), "__rmatmul__": ("matmul", "matmul"),
     "__pow__": ("elementwise_pow", "pow"), "__rpow__": ("elementwise_pow", "elementwise_pow"),

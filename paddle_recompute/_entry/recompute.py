@@ -101,7 +101,8 @@ def recompute(
 
 def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
               early_stop, determinism_check, debug, context_fn, policy=None) -> tuple:
-    if not callable(function):
+    # PaddleFormers makes every tensor callable (``paddle.Tensor.__call__ = enhance_init``)
+    if not callable(function) or isinstance(function, paddle.Tensor):
         raise TypeError(
             f"recompute: `function` must be callable (a paddle.nn.Layer or a function), "
             f"got {type(function).__name__}"

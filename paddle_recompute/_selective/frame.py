@@ -172,7 +172,7 @@ class PolicyFrame(_Frame):
         elif ptr in self.offloaded and self.offloaded[ptr][2]() is not None:
             # Only while the offloaded output's own object lives: then its buffer does,
             # and ``ptr`` cannot belong to another tensor.
-            host, place, _ = self.offloaded[ptr]
+            host, place = self.offloaded[ptr][:2]
             handle.value, handle.place = (host, place) if host.shape == tensor.shape else to_host(tensor)
         else:
             return False
@@ -183,11 +183,18 @@ class PolicyFrame(_Frame):
         _add_buffer(self.slot_bytes, tensor)
 
     def observe_op(self, name, fn, args, kwargs):
+        if self.offloaded and name.endswith("_"):
+            self._note_written(Inputs(args, kwargs))
         op = OpRecord(name, len(self.refs))
         self.ops.append(op)
         self.current = op
         try:
             out = fn(*args, **kwargs)
+        except BaseException:
+            # Not an operator call, for the numbering: ``x[i]`` raising IndexError ends the
+            # iteration over a tensor (``for e in t``); the rerun does the same (see below).
+            self.ops.pop()
+            raise
         finally:
             self.current = None
         leaves, op.spec = tree.flatten(out)
@@ -210,10 +217,18 @@ class PolicyFrame(_Frame):
         self._decide_slots(op, leaves, inputs)
         return out
 
+    def _note_written(self, inputs) -> None:
+        """An in-place operator on an offloaded output: the host copy is stale for a rerun
+        (``paddle.reshape_`` of a kept projection), so its operator must run there."""
+        for t in inputs():
+            entry = self.offloaded.get(t.data_ptr())
+            if entry is not None and entry[3] is not None and entry[2]() is not None:
+                entry[3].written = True
+
     def _hold(self, op: OpRecord, i: int, t, answer) -> None:
         if isinstance(answer, Offload):
             op.held[i], op.places[i] = host = to_host(t)
-            self.offloaded[t.data_ptr()] = (*host, weakref.ref(t))
+            self.offloaded[t.data_ptr()] = (*host, weakref.ref(t), op)
         else:
             op.held[i] = self.kept_ptrs[t.data_ptr()] = t.detach()
 
@@ -228,7 +243,7 @@ class PolicyFrame(_Frame):
             return
         if isinstance(answer, Offload):
             op.mask = host = to_host(mask)
-            self.offloaded[mask.data_ptr()] = (*host, weakref.ref(mask))
+            self.offloaded[mask.data_ptr()] = (*host, weakref.ref(mask), None)
         else:
             op.mask = (mask.detach(), None)
             self.kept_ptrs[mask.data_ptr()] = op.mask[0]
@@ -269,7 +284,7 @@ class PolicyFrame(_Frame):
                     return
         answer = self.policy(PolicyInfo("unknown", name, 0, tensor, ()))
         if isinstance(answer, Offload):  # produced outside _C_ops: kept, its producer reruns
-            self.offloaded[tensor.data_ptr()] = (*to_host(tensor), weakref.ref(tensor))
+            self.offloaded[tensor.data_ptr()] = (*to_host(tensor), weakref.ref(tensor), None)
         elif answer:
             self.kept_ptrs[tensor.data_ptr()] = tensor.detach()
 
@@ -336,9 +351,16 @@ class _PolicyRecomputation(_Recomputation):
         self.rebuilt = 0  # dropout outputs rebuilt from their kept masks
 
     def observe_op(self, name, fn, args, kwargs):
-        ops = self.frame.ops
         k = self.op_index
         self.op_index = k + 1
+        try:
+            return self._observe(k, name, fn, args, kwargs)
+        except BaseException:
+            self.op_index = k  # a call that raised was not numbered in forward either
+            raise
+
+    def _observe(self, k: int, name, fn, args, kwargs):
+        ops = self.frame.ops
         op = ops[k] if k < len(ops) else None
         # A different operator or pack count: the rerun took another path; let the checks report it.
         if op is None or op.name != name or self.count != op.first:

@@ -66,7 +66,8 @@ class OpRecord:
     """One operator call of the forward: its packed slots and, if kept, its outputs."""
 
     __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
-                 "flags", "versions", "input_shapes", "rng", "skippable", "mask", "remake")
+                 "flags", "versions", "input_shapes", "rng", "skippable", "mask", "remake",
+                 "written")
 
     def __init__(self, name: str, first: int):
         self.name = name
@@ -77,6 +78,7 @@ class OpRecord:
         self.mask = None  # dropout's kept mask (value, host place or None), and how to rebuild
         # its output from it (NOTE [ Dropout mask replay ] in _selective/dropout_replay.py)
         self.remake = None
+        self.written = False  # an offloaded output was changed in place later in forward
 
     def update_skippable(self) -> None:
         # An in-place operator saved its input after changing it: the rerun's input holds
@@ -109,7 +111,10 @@ class OpRecord:
         return _tree.unflatten(self.spec, [out])
 
     def unchanged(self) -> bool:
-        """Kept device outputs not modified in place since the forward (host copies cannot be)."""
+        """Kept outputs not modified in place since the forward: device ones by their version,
+        offloaded ones by the in-place operators the forward ran on them."""
+        if self.written:
+            return False
         for t, version, place in zip(self.held, self.versions, self.places, strict=True):
             if place is None and t._inplace_version() != version:
                 return False

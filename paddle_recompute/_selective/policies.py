@@ -38,7 +38,8 @@ _ATTENTION_CORE_OPS = frozenset({"softmax", "softmax_", "dropout", "dropout_"})
 # The kernels Tensor operators run (NOTE [ Tensor operators ]): memory-bound, so the cheapest
 # bytes to recompute; in attention they scale and mask the scores.
 ELEMENTWISE_OPS = frozenset({
-    "add", "subtract", "multiply", "divide", "scale", "pow", "elementwise_pow", "remainder",
+    "add", "subtract", "multiply", "divide", "scale", "div_scale", "pow", "elementwise_pow",
+    "remainder",
     "floor_divide", "getitem",
 })
 
