@@ -66,6 +66,8 @@ def structure(tree: Any) -> Any:
         return ("tensor", tuple(tree.shape), str(tree.dtype), tree.stop_gradient)
     if isinstance(tree, dict):
         return {k: structure(v) for k, v in tree.items()}
+    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):  # a named tuple
+        return type(tree)(*(structure(v) for v in tree))
     if isinstance(tree, (list, tuple)):
         return type(tree)(structure(v) for v in tree)
     return tree

@@ -1,5 +1,6 @@
 """Whatever a function takes and returns, the recomputed call equals the plain call."""
 
+import collections
 import functools
 
 import numpy as np
@@ -103,6 +104,28 @@ def test_outputs_mixing_tensors_none_and_plain_values(container, use_reentrant):
     assert type(out) is container
     assert list(out[1:4]) == [None, 7, "label"]
     assert out[5]["n"] == 2
+
+
+Pair = collections.namedtuple("Pair", "loss logits")
+
+
+@pytest.mark.parametrize("container", [collections.OrderedDict, Pair], ids=["OrderedDict", "namedtuple"])
+def test_outputs_in_dict_subclasses_and_named_tuples(container, use_reentrant):
+    """What Hugging Face-style models return (``ModelOutput`` is an OrderedDict): before,
+    reentrant mode kept it as a constant and every gradient through it was lost."""
+    def f(x, w):
+        y = paddle.tanh(x * w)
+        if container is Pair:
+            return Pair(y.sum(), y)
+        return container(loss=y.sum(), logits=y)
+
+    def make():
+        x, w = randn(2, 3), randn(3)
+        return f, (x, w), {}, [x, w]
+
+    out, grads = assert_matches_plain(make, use_reentrant=use_reentrant)
+    assert type(out) is container
+    assert all(g is not None for g in grads)
 
 
 def test_outputs_that_need_no_gradient(use_reentrant):

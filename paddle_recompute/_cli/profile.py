@@ -20,7 +20,8 @@ NAME = "profile"
 HELP = "per-block memory and time table of a model (MODULE:CALLABLE returns (model, inputs))"
 DESCRIPTION = """\
 CALLABLE is called with no arguments and returns (model, inputs): model is a paddle.nn.Layer
-or a zero-argument factory building one, inputs a tensor or a tuple of positional inputs.
+or a zero-argument factory building one, inputs a tensor, a tuple of positional inputs, or a
+dict of keyword inputs (e.g. {"input_ids": ids, "labels": ids} for a causal LM).
 Prints the table of paddle_recompute.planner.profile: per block and sublayer, the bytes saved for
 backward, forward time and recompute time."""
 
@@ -32,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
 
 
-def model_and_inputs(target: str) -> tuple[Any, tuple]:
-    """Call the user's target; the model (built if a factory was given) and its inputs as a tuple."""
+def model_and_inputs(target: str) -> tuple[Any, tuple, dict]:
+    """Call the user's target; the model (built if a factory was given), its positional and
+    its keyword inputs."""
     import paddle
 
     made = call_target(target, "profile")
@@ -45,7 +47,9 @@ def model_and_inputs(target: str) -> tuple[Any, tuple]:
     if not isinstance(model, paddle.nn.Layer):
         raise CLIError(f"profile: the model from {target} must be a paddle.nn.Layer or a factory "
                        f"returning one, got {type(model).__name__}")
-    return model, inputs if isinstance(inputs, tuple) else (inputs,)
+    if isinstance(inputs, dict):
+        return model, (), inputs
+    return model, inputs if isinstance(inputs, tuple) else (inputs,), {}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from .._planner.profile import profile
 
     use_device("profile", args.device)
-    model, inputs = model_and_inputs(args.target)
-    result = profile(model, *inputs)
+    model, inputs, kwargs = model_and_inputs(args.target)
+    result = profile(model, *inputs, **kwargs)
     print(result.table())
     if args.json:
         with open(args.json, "w") as fh:

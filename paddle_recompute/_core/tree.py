@@ -1,7 +1,9 @@
 """Flatten nested call arguments into tensor leaves and a spec to rebuild them.
 
-Only tuples, lists and dicts are descended into; every other value is kept as-is.
-The spec is plain Python, so rebuilding costs one pass over the structure.
+Tuples, lists and dicts are descended into, and so are dict subclasses (``OrderedDict``,
+PaddleFormers' ``ModelOutput``: what Hugging Face-style models return) and named tuples,
+which are rebuilt as their own type; every other value is kept as-is.  The spec is plain
+Python, so rebuilding costs one pass over the structure.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ _Tensor = paddle.Tensor
 _LEAF_T = "t"
 _CONST = "v"
 _DICT = "d"
+_MAPPING = "m"  # ("m", type, keys, children): a dict subclass
+_NAMED = "n"  # ("n", type, children): a named tuple
 
 
 def flatten(tree: Any) -> tuple[list[paddle.Tensor], Any]:
@@ -36,6 +40,11 @@ def _flatten(node: Any, leaves: list) -> Any:
     if cls is dict:
         keys = list(node)
         return (_DICT, cls, keys, [_flatten(node[k], leaves) for k in keys])
+    if isinstance(node, dict):
+        keys = list(node)
+        return (_MAPPING, cls, keys, [_flatten(node[k], leaves) for k in keys])
+    if isinstance(node, tuple) and hasattr(cls, "_fields"):
+        return (_NAMED, cls, [_flatten(child, leaves) for child in node])
     return (_CONST, node)
 
 
@@ -71,7 +80,22 @@ def unflatten(spec: Any, leaves: list | tuple) -> Any:
         return spec[1]
     if tag == _DICT:
         return spec[1](zip(spec[2], (unflatten(c, leaves) for c in spec[3]), strict=True))
+    if tag == _MAPPING:
+        return _mapping(spec[1], spec[2], [unflatten(c, leaves) for c in spec[3]])
+    if tag == _NAMED:
+        return spec[1]._make(unflatten(c, leaves) for c in spec[2])
     return tag(unflatten(c, leaves) for c in spec[1])
+
+
+def _mapping(cls: type, keys: list, values: list):
+    """A ``cls`` holding ``keys`` -> ``values``: by keywords (``ModelOutput``'s dataclass
+    fields, ``OrderedDict``), else from pairs."""
+    if all(isinstance(k, str) for k in keys):
+        try:
+            return cls(**dict(zip(keys, values, strict=True)))
+        except TypeError:
+            pass
+    return cls(zip(keys, values, strict=True))
 
 
 def map_tensors(fn, tree: Any) -> Any:

@@ -2,11 +2,11 @@
 
 NOTE [ Counting saved bytes ]: the forward runs with a counting frame on the saved-tensor
 hook stack (``_hooks``), so every tensor an operator saves for backward passes through
-it, on any device.  A tensor counts ``numel * element_size`` bytes, once: a second save of
-the same tensor (same data pointer, shape, strides and dtype) is not counted again, and a
-tensor whose memory lies inside a parameter, a buffer or an input of the profiled call is
-not counted at all (that memory is alive anyway).  Views of one allocation count at their
-own sizes.  Tensors Paddle saves without their data (``no_need_buffer``) never reach the
+it, on any device.  A saved tensor counts the bytes of the buffer behind it, once: a
+view keeps its whole buffer alive (RoPE's transposed ``q``, ``x[:, 0]``), so a second save
+of any view of the same buffer is not counted again, and a tensor whose memory lies inside
+a parameter, a buffer or an input of the profiled call is not counted at all (that memory
+is alive anyway).  Tensors Paddle saves without their data (``no_need_buffer``) never reach the
 hooks and cost nothing.  The tensor is attributed to every layer running when it is saved.
 Inside an active recompute region the region packs, so its tensors are not seen: profile
 a model without recompute applied.

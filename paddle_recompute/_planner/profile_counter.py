@@ -20,8 +20,9 @@ __all__ = ["Counter", "tensor_key", "spans"]
 
 
 def tensor_key(t) -> tuple:
-    """Identity of a tensor's data as saved: pointer, shape, strides, dtype."""
-    return (t.data_ptr(), tuple(t.shape), tuple(t.strides), t.dtype)
+    """Identity of the memory a saved tensor keeps alive: the start of its buffer (every
+    view of one buffer keeps all of it)."""
+    return (t.data_ptr() - t._offset(),)
 
 
 def spans(tensors) -> list:
@@ -86,7 +87,7 @@ class Counter:
             return
         if self.alive_anyway(key[0]):
             return
-        n = t.size * t.element_size()
+        n = t._holder_size()
         self.total += n
         record = None
         if self.record:
