@@ -1,37 +1,23 @@
 """Tiny models the project did not write: PaddleFormers causal LMs, Paddle's own layers, a ViT.
 
-Every builder seeds Paddle, so two calls give identical weights.  PaddleFormers 1.2.0
-families that import and train on CPU without extra packages (checked one by one, see
-``LM_FAMILIES``): llama, ernie4_5, phi3, gemma3_text and gpt_oss (a mixture of experts with
-attention sinks and sliding windows).  The rest need ``paddlefleet`` (qwen2, qwen3,
-qwen2_moe, qwen3_moe, qwen3_next, deepseek_v3, deepseek_v32, deepseek_v4, glm4_moe,
-glm_moe_dsa, kimi_k2, minimax_m2) or a GPU kernel (ernie4_5_moe: ``expand_modality_expert_id``).
+Every builder seeds Paddle, so two calls give identical weights.  The PaddleFormers
+families are those that train on CPU (``paddle_recompute._bench.paddleformers.FAMILIES``).
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
-import warnings
 
 import paddle
 from paddle import nn
 
+from paddle_recompute._bench.paddleformers import FAMILIES, causal_lm
 from paddle_recompute.testing import assert_loss_parity
 
 VOCAB, HIDDEN, SEQ, BATCH = 64, 32, 8, 2
 
-# family -> (model class, config class, extra config, dropout keys)
-LM_FAMILIES = {
-    "llama": ("LlamaForCausalLM", "LlamaConfig", {}, ("attention_dropout",)),
-    "ernie4_5": ("Ernie4_5ForCausalLM", "Ernie4_5Config", {"head_dim": 8},
-                 ("attention_dropout_prob", "hidden_dropout_prob")),
-    "phi3": ("Phi3ForCausalLM", "Phi3Config", {}, ("attention_dropout", "resid_pdrop", "embd_pdrop")),
-    "gemma3_text": ("Gemma3ForCausalLM", "Gemma3TextConfig", {"head_dim": 8}, ("attention_dropout",)),
-    "gpt_oss": ("GptOssForCausalLM", "GptOssConfig",
-                {"num_local_experts": 4, "num_experts_per_tok": 2, "rope_scaling": None,
-                 "head_dim": 8, "sliding_window": 4}, ("attention_dropout",)),
-}
+LM_FAMILIES = FAMILIES
 
 
 def paddleformers_available() -> bool:
@@ -45,19 +31,8 @@ def paddleformers_available() -> bool:
 def lm(family: str, *, dropout: float = 0.0, gqa: bool = True, return_dict: bool = False,
        layers: int = 2):
     """A tiny causal LM of ``family`` (hidden 32, 4 heads, 2 key/value heads with ``gqa``)."""
-    model_cls, config_cls, extra, dropout_keys = LM_FAMILIES[family]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        modeling = importlib.import_module(f"paddleformers.transformers.{family}.modeling")
-        configuration = importlib.import_module(f"paddleformers.transformers.{family}.configuration")
-        config = getattr(configuration, config_cls)(
-            vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=2 * HIDDEN,
-            num_hidden_layers=layers, num_attention_heads=4,
-            num_key_value_heads=2 if gqa else 4, max_position_embeddings=4 * SEQ,
-            tie_word_embeddings=False, fuse_rms_norm=False, use_flash_attention=False,
-            use_cache=False, return_dict=return_dict, **{k: dropout for k in dropout_keys}, **extra)
-        paddle.seed(0)
-        return getattr(modeling, model_cls)(config)
+    return causal_lm(family, vocab=VOCAB, hidden=HIDDEN, heads=4, kv_heads=2 if gqa else 4,
+                     layers=layers, positions=4 * SEQ, dropout=dropout, return_dict=return_dict)
 
 
 def lm_batch(step: int = 0) -> tuple[paddle.Tensor, paddle.Tensor]:

@@ -6,7 +6,12 @@ nobody saves (a kept projection feeding a dropout) and on what its rerun can ski
 every block, runs one forward and backward of the profiled call (random state and
 stateful buffers put back, parameters' ``.grad`` untouched), and reads from each block's
 region the device bytes it held (``PolicyFrame.held_bytes``) and the time its rerun took.
-The results live in ``Profile.policy_costs`` and are reused.  With ``calibrate`` the time
+A policy region also costs time in forward: every operator call passes through Python to
+be numbered and shown to the policy, and on a model of many small operators that costs
+more than the rerun saves (PaddleFormers' Llama at hidden 128 on CPU: the ``"selective"``
+preset took longer than recomputing whole blocks).  So the same pass times each region's
+forward, and an option's time is its rerun plus what that forward took beyond the block's
+plain run (its profiled recompute time, a forward with nothing observed).  The results live in ``Profile.policy_costs`` and are reused.  With ``calibrate`` the time
 is replaced by measured step growth, like every other option's.
 
 Built in: ``policy:selective`` (``save_matmuls_except_scores_and_masks``, the
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import statistics
+import time
 import warnings
 from collections.abc import Callable
 
@@ -26,6 +32,7 @@ from .._selective import frame as _selective
 from .._selective import policies
 from .calibrate import Wrapped, step, trainable_params
 from .options import recompute_forward, register_option
+from .profile import sync
 
 __all__ = ["register_policy_option", "measure_policies", "POLICY_KINDS"]
 
@@ -87,15 +94,18 @@ def measure_policies(call, table: dict, roots: tuple, prof, kinds) -> None:
                               f"policy failed ({type(exc).__name__}: {exc})", stacklevel=3)
                 continue
             for block, samples in measured.items():
-                held = max(h for h, _ in samples)
-                seconds = statistics.median(s for _, s in samples)
-                prof.policy_costs.setdefault(block, {})[kind] = (held, seconds)
+                held = max(h for h, _, _ in samples)
+                rerun = statistics.median(r for _, r, _ in samples)
+                plain = prof.layers[block].recompute_s or 0.0  # the profile's unobserved rerun
+                forward = statistics.median(f for _, _, f in samples) - plain
+                prof.policy_costs.setdefault(block, {})[kind] = (held, rerun + max(forward, 0.0))
     finally:
         set_grad_enabled(grad)
 
 
 def _measure(call, table, roots, params, blocks, kind) -> dict:
-    """One forward + backward with ``kind`` on every block: block -> [(bytes, seconds)]."""
+    """One forward + backward with ``kind`` on every block:
+    block -> [(bytes held, rerun seconds, forward seconds)]."""
     owners: list = []
     finished: list = []
     wrap = _wrap(POLICY_KINDS[kind])
@@ -106,9 +116,13 @@ def _measure(call, table, roots, params, blocks, kind) -> dict:
 
             def run(*args, **kwargs):
                 before = len(finished)
+                sync()
+                start = time.perf_counter()
                 out = region(*args, **kwargs)
+                sync()
+                seconds = time.perf_counter() - start
                 if len(finished) > before:  # regions nested in this one end before it
-                    owners.append((name, finished[-1]))
+                    owners.append((name, finished[-1], seconds))
                 return out
 
             return run
@@ -122,8 +136,8 @@ def _measure(call, table, roots, params, blocks, kind) -> dict:
     finally:
         _selective.FINISHED.remove(finished)
     out: dict = {}
-    for name, frame in owners:
-        out.setdefault(name, []).append((frame.held_bytes(), frame.rerun_ns / 1e9))
+    for name, frame, seconds in owners:
+        out.setdefault(name, []).append((frame.held_bytes(), frame.rerun_ns / 1e9, seconds))
     return out
 
 

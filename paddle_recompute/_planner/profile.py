@@ -173,16 +173,13 @@ def profile(
     layers = layer_table(model_or_fn, roots, blocks)
     block_names = resolve_blocks(model_or_fn, layers, blocks)
     rerun = set(block_names) | {c for b in block_names for c in _children(layers, b)}
-    excluded = spans([p for layer in layers.values() for p in layer.parameters(include_sublayers=False)]
-                      + [b for layer in layers.values() for b in layer.buffers(include_sublayers=False)]
-                      + _tree.flatten((inputs, kwargs))[0])
     runs = []
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
         for r in range(repeats):
             runs.append(_one_run(model_or_fn, inputs, kwargs, roots, layers, rerun, block_names,
-                                 excluded, r == 0))
+                                 r == 0))
     finally:
         set_grad_enabled(grad)
     return _assemble(runs, layers, block_names, rerun, repeats)
@@ -193,10 +190,17 @@ def _children(layers: dict, name: str) -> list[str]:
     return [n for n in layers if n.startswith(prefix) and n != name and "." not in n[len(prefix):]]
 
 
-def _one_run(fn, inputs, kwargs, roots, layers, rerun, blocks, excluded, record) -> tuple:
-    counter = Counter(excluded, record)
+def _alive_anyway(layers: dict, inputs, kwargs) -> list:
+    """Spans of parameters, buffers and inputs, taken inside the replay: there stateful
+    layers (BatchNorm) run on copies of their statistics, which BatchNorm then saves."""
+    return spans([p for layer in layers.values() for p in layer.parameters(include_sublayers=False)]
+                 + [b for layer in layers.values() for b in layer.buffers(include_sublayers=False)]
+                 + _tree.flatten((inputs, kwargs))[0])
+
+
+def _one_run(fn, inputs, kwargs, roots, layers, rerun, blocks, record) -> tuple:
     with _Instrumented(layers, rerun, blocks) as inst, ForwardState(True, roots).replayed():
-        inst.counter = counter
+        counter = inst.counter = Counter(_alive_anyway(layers, inputs, kwargs), record)
         with _hooks.pushed(counter), ops.installed():
             sync()
             start = _clock()
