@@ -11,7 +11,8 @@ be numbered and shown to the policy, and on a model of many small operators that
 more than the rerun saves (PaddleFormers' Llama at hidden 128 on CPU: the ``"selective"``
 preset took longer than recomputing whole blocks).  So the same pass times each region's
 forward, and an option's time is its rerun plus what that forward took beyond the block's
-plain run (its profiled recompute time, a forward with nothing observed).  The results live in ``Profile.policy_costs`` and are reused.  With ``calibrate`` the time
+plain run (its profiled recompute time, a forward with nothing observed).  The results
+live in ``Profile.policy_costs`` and are reused.  With ``calibrate`` the time
 is replaced by measured step growth, like every other option's.
 
 Built in: ``policy:selective`` (``save_matmuls_except_scores_and_masks``, the
