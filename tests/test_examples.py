@@ -20,6 +20,8 @@ CASES = {
     "examples/data_parallel.py": (["--steps", "2", "--blocks", "2", "--hidden", "16", "--batch", "8"],
                                   "DataParallel with recompute: bit-for-bit equal"),
     "examples/planner_budget.py": (["--steps", "1", *GPT_TINY], "bit-for-bit equal"),
+    "examples/paddleformers_llama.py": (["--steps", "2", "--layers", "2", "--hidden", "32", "--seq", "16",
+                                         "--batch", "2", "--vocab", "64"], "bit-for-bit equal"),
     "benchmarks/gpt.py": (["--rounds", "1", "--quiet", "--modes", "ours reentrant", *GPT_TINY],
                           "bit-for-bit equal to none (asserted)"),
     "benchmarks/overhead.py": (["--rounds", "1", "--warmup", "0", "--blocks", "4"], "| ours non-reentrant |"),
