@@ -13,7 +13,7 @@ from paddle import nn
 from .blocks import Runner
 from .gpt import GPT, GPTConfig, gpt_batch, gpt_loss
 from .mlp import MLP, MLPConfig, mlp_batch, mlp_loss
-from .paddleformers import Llama, LlamaConfig, llama_batch, llama_loss
+from .paddleformers import Llama, LlamaConfig
 from .resnet import ResNet, ResNetConfig, resnet_batch, resnet_loss
 
 __all__ = ["ModelSpec", "MODELS", "size_fields", "quick_config"]
@@ -51,7 +51,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec("resnet", ResNetConfig, ResNet, resnet_batch, resnet_loss,
                   "ResNet with BatchNorm basic blocks, three stages"),
         ModelSpec("mlp", MLPConfig, MLP, mlp_batch, mlp_loss, "residual MLP classifier"),
-        ModelSpec("llama", LlamaConfig, Llama, llama_batch, llama_loss,
+        ModelSpec("llama", LlamaConfig, Llama, gpt_batch, gpt_loss,
                   "PaddleFormers' LlamaForCausalLM (GQA, RoPE, SwiGLU); needs paddleformers",
                   quick={"vocab": 512, "hidden": 128, "blocks": 4, "seq": 128}),
     )

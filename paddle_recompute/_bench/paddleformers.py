@@ -10,7 +10,8 @@ In :class:`Llama` the decoder layers are PaddleFormers' own, called by its model
 keyword arguments (attention mask, RoPE tables).  Each layer's ``forward`` is replaced on
 the instance by one that hands ``(the layer with its other arguments bound, hidden
 states)`` to the model's runner, so every benchmark mode reaches the real layers; presets
-and plans work on ``model.blocks``, the layers themselves.
+and plans work on ``model.blocks``, the layers themselves.  Batches and loss are the GPT's
+(``gpt.gpt_batch``, ``gpt.gpt_loss``): token ids and next-token cross entropy.
 """
 
 from __future__ import annotations
@@ -20,15 +21,13 @@ import importlib
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
 import paddle
-import paddle.nn.functional as F
 from paddle import nn
 
 from .._core.forwards import swap_forward
 from .blocks import Runner, plain_runner
 
-__all__ = ["FAMILIES", "causal_lm", "LlamaConfig", "Llama", "llama_batch", "llama_loss"]
+__all__ = ["FAMILIES", "causal_lm", "LlamaConfig", "Llama"]
 
 # family -> (model class, config class, extra config, dropout keys)
 FAMILIES = {
@@ -106,14 +105,3 @@ def _through_runner(model: Llama, forward, hidden_states, *args, **kwargs):
 
 def _call(forward, args, kwargs, hidden_states):
     return forward(hidden_states, *args, **kwargs)
-
-
-def llama_batch(cfg: LlamaConfig, step: int) -> tuple[paddle.Tensor, paddle.Tensor]:
-    """Random token ids for ``step`` (the same in every run) and next-token targets."""
-    data = np.random.default_rng(step).integers(0, cfg.vocab, (cfg.batch, cfg.seq + 1))
-    return paddle.to_tensor(data[:, :-1]), paddle.to_tensor(data[:, 1:])
-
-
-def llama_loss(logits: paddle.Tensor, targets: paddle.Tensor) -> paddle.Tensor:
-    """Next-token cross entropy."""
-    return F.cross_entropy(logits.reshape([-1, logits.shape[-1]]), targets.reshape([-1]))
