@@ -222,3 +222,13 @@ def test_profile_command_on_llama(tmp_path, capsys):
     assert main(["profile", f"{path}:make"]) == 0
     text = capsys.readouterr().out
     assert text.count("(LlamaDecoderLayer) *") == 2, text  # both blocks found and marked
+
+
+def test_bench_llama(capsys):
+    args = ["--blocks", "2", "--hidden", "32", "--heads", "4", "--kv_heads", "2", "--seq", "16",
+            "--batch", "2", "--vocab", "64", "--rounds", "1", "--quiet"]
+    modes = "ours non-reentrant,ours selective,ours plan 50%"
+    assert main(["bench", "--model", "llama", *args, "--modes", modes]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("llama") and "| ours selective |" in out and "| ours plan 50% |" in out
+    assert "bit-for-bit equal to none (asserted)" in out
