@@ -210,6 +210,7 @@ def _one_run(fn, inputs, kwargs, roots, layers, rerun, blocks, record) -> tuple:
         del out
     for block, keys in inst.block_inputs:
         counter.give_to_consumer(block, keys)
+    counter.give_to_outside(blocks)
     return counter, inst.times, seconds
 
 

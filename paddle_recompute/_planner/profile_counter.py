@@ -5,7 +5,9 @@ See NOTE [ Counting saved bytes ] in ``_planner/profile.py``.  Each distinct sav
 remembered as further savers.  :meth:`Counter.give_to_consumer` then hands a block's input
 to the block when the block saves it too (a ``Linear`` saves its input, which the previous
 block's activation also saved): whether that tensor stays alive depends on the consuming
-block alone, so the per-block costs add up (NOTE [ Planner model ]).
+block alone, so the per-block costs add up (NOTE [ Planner model ]).  Likewise
+:meth:`Counter.give_to_outside` hands a block's tensor that code outside every block saves
+too (ResNet's pooling saves the last block's output) to that code.
 """
 
 from __future__ import annotations
@@ -110,6 +112,19 @@ class Counter:
                 continue
             for stack in entry.savers:
                 if block in stack:
+                    entry.owner = stack
+                    break
+
+    def give_to_outside(self, blocks) -> None:
+        """Make a tensor saved inside a block and also outside every block (the last block's
+        output that pooling or the head saves) belong outside: recomputing the block does
+        not free it."""
+        blocks = set(blocks)
+        for entry in self.entries.values():
+            if not blocks.intersection(entry.owner):
+                continue
+            for stack in entry.savers:
+                if not blocks.intersection(stack):
                     entry.owner = stack
                     break
 
