@@ -148,7 +148,7 @@ def test_plan_on_paddles_models(name):
     plan = planner.plan(model, *args, budget=0.5)
     with plan.apply():
         held = _held(model, args, {})
-    assert held <= 0.5 * none, (held / none, held, plan.predicted_bytes, " ".join(c.option for c in plan.choices))
+    assert held <= 0.5 * none, (held / none, held, plan.predicted_bytes, [c.option for c in plan.choices])
     rm.model_parity(lambda: OTHERS[name]()[0], list(args), lambda fresh: planner.apply_plan(fresh, plan))
 
 
