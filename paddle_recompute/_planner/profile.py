@@ -68,7 +68,7 @@ class _Instrumented:
 
     def __init__(self, layers: dict, rerun: set, blocks: list):
         self.layers, self.rerun, self.blocks = layers, rerun, set(blocks)
-        self.block_inputs: list = []  # (block, keys of its input tensors), in call order
+        self.block_inputs: list = []  # (block or part, keys of its input tensors), in call order
         self.counter: Counter | None = None
         self.times: dict[str, list[float]] = {}  # per name: [forward, recompute, calls, in, out]
         self.paused = False
@@ -90,7 +90,7 @@ class _Instrumented:
             if self.paused:
                 return original(*args, **kwargs)
             state = ForwardState(True, (layer,)) if name in self.rerun else None
-            if name in self.blocks:
+            if name in self.rerun:  # blocks and their parts: each is a recompute option
                 self.block_inputs.append((name, [tensor_key(t) for t in _tree.flatten((args, kwargs))[0]
                                                  if t._is_initialized()]))
             self.counter.stack.append(name)

@@ -85,17 +85,21 @@ def _retain(p: float) -> np.float32:
 def _numpy(x, mask, p: float, mode: str):
     """CPU, float32/64: ``x / T(1 - p)`` where kept, ``+0`` elsewhere, in one numpy pass.
 
-    Works on the tensors' own buffers (DLPack, no copies); the output is allocated by Paddle.
+    Works on the tensors' own buffers (DLPack, no copies; with numpy < 2.1, whose DLPack
+    import is read-only, the output is computed in numpy and copied once).
     """
     if not x.place.is_cpu_place() or x.dtype not in _NUMPY_DTYPES:
         return None
     out = paddle.empty(x.shape, x.dtype)
     view = np.from_dlpack(out)
+    shared = view.flags.writeable  # numpy < 2.1 imports DLPack read-only: then one copy more
+    if not shared:
+        view = np.empty(view.shape, view.dtype)
     view.fill(0)
     keep = np.from_dlpack(mask.detach()).view(np.bool_)
     with np.errstate(all="ignore"):  # inf / NaN inputs divide as in the kernel, silently
         _numpy_select(np.from_dlpack(x.detach()), keep, p, mode, view)
-    return out
+    return out if shared else paddle.to_tensor(view, place=x.place)
 
 
 def _numpy_select(xn, keep, p: float, mode: str, out) -> None:
