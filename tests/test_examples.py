@@ -24,6 +24,8 @@ CASES = {
                                          "--batch", "2", "--vocab", "64"], "bit-for-bit equal"),
     "benchmarks/gpt.py": (["--rounds", "1", "--quiet", "--modes", "ours reentrant", *GPT_TINY],
                           "bit-for-bit equal to none (asserted)"),
+    "benchmarks/frontier.py": (["--models", "gpt,llama", "--blocks", "2", "--hidden", "32", "--seq", "16",
+                                "--batch", "2", "--vocab", "64", "--rounds", "1"], "budget 0.25: plan fits"),
     "benchmarks/overhead.py": (["--rounds", "1", "--warmup", "0", "--blocks", "4"], "| ours non-reentrant |"),
 }
 TIMEOUT_S = {"examples/data_parallel.py": 120}
