@@ -47,6 +47,5 @@ def _no_leaked_global_state(request):
         leaks.append("autocast left on")
     if _hooks.active_frames():
         leaks.append(f"hook frames left on the stack: {_hooks.active_frames()}")
-        _hooks._STACK.clear()
-        core.eager.reset_saved_tensors_hooks()
+        _hooks.forget_all()
     assert not leaks, "; ".join(leaks)

@@ -147,15 +147,15 @@ def assert_training_step_works():
 
 @contextlib.contextmanager
 def raises_in_backward(pattern: str, exc_name: str = "RecomputeError"):
-    """The error raised inside backward.
+    """The error raised inside backward, caught as its own type.
 
-    Paddle re-raises a Python exception from inside its backward engine as an ``OSError``
-    that carries the original type name and message, so match on the text.
+    Paddle's engine converts a Python exception raised inside backward to ``OSError``;
+    the library raises the original instead (NOTE [ Errors in backward ]).
     """
-    with pytest.raises((RecomputeError, OSError, RuntimeError)) as info:
+    with pytest.raises(Exception) as info:
         yield info
     text = str(info.value)
-    assert isinstance(info.value, RecomputeError) or exc_name in text, text
+    assert type(info.value).__name__ == exc_name, f"{type(info.value).__name__}: {text}"
     assert re.search(pattern, text), f"{pattern!r} not found in:\n{text}"
 
 

@@ -34,7 +34,7 @@ import paddle
 from paddle.autograd import PyLayer
 from paddle.base.dygraph import base as _dygraph_base
 
-from . import tree
+from . import errors, tree
 from .amp import amp_disabled, grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .errors import RecomputeError
@@ -82,11 +82,11 @@ class _Frame:
     def guard(self, grad):
         """Gradient hook on the outputs: refuse a second backward before Paddle crashes."""
         if self.backward_runs:
-            raise RecomputeError(
+            raise errors.noted(RecomputeError(
                 f"{_API} cannot run backward twice through the same region "
                 "(backward(retain_graph=True) then backward()): Paddle's PyLayer does not "
                 "support it. Use recompute(..., use_reentrant=False), which does."
-            )
+            ))
         return grad
 
 
@@ -113,10 +113,11 @@ class _RecomputeLayer(PyLayer):
     def backward(ctx, *grads):
         try:
             return _RecomputeLayer._backward(ctx, *grads)
-        except BaseException:
+        except BaseException as exc:
             # Paddle never frees the ctx of a PyLayer backward that raised (its argument
             # tuple leaks); let go of the frame (inputs, states, parameters) at least.
             ctx.frame = None
+            errors.note_backward_error(exc)  # NOTE [ Errors in backward ]
             raise
 
     @staticmethod
