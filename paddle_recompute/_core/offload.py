@@ -5,7 +5,7 @@ from __future__ import annotations
 import paddle
 from paddle.base import core
 
-__all__ = ["to_host", "to_place"]
+__all__ = ["to_host", "to_place", "HostCopy"]
 
 _CUDA = core.is_compiled_with_cuda()
 
@@ -38,3 +38,30 @@ def to_place(host: paddle.Tensor, place, blocking: bool = True) -> paddle.Tensor
         out = host._copy_to(place, blocking)
     out.stop_gradient = host.stop_gradient
     return out
+
+
+class HostCopy:
+    """A reentrant region's input kept on the host until backward.
+
+    One kind of stash (NOTE [ Stashed inputs ] in ``reentrant.py``): ``restore()`` gives back
+    a tensor equal to the input in value, shape, dtype, place and ``stop_gradient``;
+    ``grad_fn`` is the input's, so an outer ``paddle.grad`` can still tell whether the input
+    lies on its path.  Build one with ``HostCopy.of(t)``, or from ``to_host(t)``'s result.
+    """
+
+    __slots__ = ("host", "place", "grad_fn")
+
+    def __init__(self, host: paddle.Tensor, place, grad_fn):
+        self.host, self.place, self.grad_fn = host, place, grad_fn
+
+    @classmethod
+    def of(cls, t: paddle.Tensor) -> HostCopy:
+        return cls(*to_host(t), t.grad_fn)
+
+    def restore(self) -> paddle.Tensor:
+        return to_place(self.host, self.place)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this stash holds."""
+        return self.host._numel() * self.host.element_size()
