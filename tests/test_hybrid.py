@@ -9,7 +9,7 @@ import numpy as np
 import paddle
 import paddle.nn.functional as F
 import pytest
-from _rc_helpers import Counting, requires_grad, seed_all
+from _rc_helpers import Counting, amp_state, requires_grad, seed_all, tracer_autocast
 from paddle import nn
 
 from paddle_recompute import RecomputeError, recompute_hybrid
@@ -174,3 +174,19 @@ def test_runs_on_the_reentrant_mechanism(monkeypatch):
     x = requires_grad(paddle.ones([1, 2]))
     recompute_hybrid({"mp_group": Rank(0), "offload": True}, nn.Linear(2, 2), x)
     assert len(seen) == 1 and seen[0]["stash"] == HostCopy.of and seen[0]["preserve_rng_state"]
+
+
+def test_the_recomputation_sees_the_forward_autocast_state():
+    seen = []
+
+    def probe(x):
+        seen.append(amp_state())
+        return paddle.tanh(x)
+
+    outside = amp_state()
+    with tracer_autocast():
+        inside = amp_state()
+        out = recompute_hybrid({"mp_group": Solo()}, probe, requires_grad(paddle.ones([2, 3])))
+    out.sum().backward()  # outside the autocast context
+    assert seen == [inside, inside] and inside != outside
+    assert amp_state() == outside

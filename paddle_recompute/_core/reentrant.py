@@ -23,13 +23,16 @@ NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and w
   process on a second backward through the same node (``retain_graph=True``); a gradient
   hook on the outputs turns that into a clear error before the node runs.
 
-NOTE [ Stashed inputs ]: the frame may keep, instead of an input tensor, a stash: an object
-with ``restore()``, which gives back a tensor equal to the input (value, shape, dtype, place
-and ``stop_gradient``), and ``grad_fn``, the input's own grad node.  ``offload_indices``
-keeps host copies (``HostCopy``); ``recompute_hybrid`` keeps this rank's slice of each input
-(``_interop/partition.py``).  The frame then holds no reference to the input, so its memory
-is freed once nothing else holds it.  ``grad_fn`` lets the ``paddle.grad`` pruning below see
-a non-leaf input's node although the tensor itself is gone.
+NOTE [ Stashed inputs ]: the frame may keep, instead of an input tensor, a ``Stash``: an
+object whose ``restore()`` gives back a tensor equal to the input (value, shape, dtype,
+place and ``stop_gradient``).  ``offload_indices`` keeps host copies (``HostCopy``);
+``recompute_hybrid`` keeps this rank's slice of each input (``_interop/partition.py``).  The
+frame then holds no reference to the input, so its memory is freed once nothing else holds
+it.  The ``paddle.grad`` pruning below still needs a non-leaf input's grad node, but reading
+``Tensor.grad_fn`` in forward leaks the whole graph in Paddle 3.3 whenever no backward
+follows; so a stash keeps a zero-element selection of the input (``path_marker``: its node
+leads to the input's, and it holds shapes only), whose ``grad_fn`` is read only under
+``paddle.grad``, as the inputs kept whole are.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from .amp import amp_disabled, grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .errors import RecomputeError
 from .layers import ParamAliases, layer_call_params
-from .offload import HostCopy, to_host
+from .offload import HostCopy, Stash, path_marker, to_host
 from .state import ForwardState
 
 __all__ = ["run_reentrant"]
@@ -304,12 +307,12 @@ def _stash_inputs(inputs: list, offload, stash) -> frozenset:
     """Replace inputs by their stashes in place; returns the indices replaced."""
     for _, leaf in offload:
         t = inputs[leaf]
-        inputs[leaf] = HostCopy(*to_host(t), t.grad_fn)
+        inputs[leaf] = HostCopy(*to_host(t), path_marker(t))
     if stash is not None:
         for i, t in enumerate(inputs):
             if isinstance(t, paddle.Tensor):
                 inputs[i] = stash(t)
-    return frozenset(i for i, t in enumerate(inputs) if not isinstance(t, paddle.Tensor))
+    return frozenset(i for i, t in enumerate(inputs) if isinstance(t, Stash))
 
 
 def _finish(frame: _Frame, outputs):

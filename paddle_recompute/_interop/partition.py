@@ -16,19 +16,19 @@ from __future__ import annotations
 import paddle
 import paddle.distributed as dist
 
-from .._core.offload import HostCopy, to_host, to_place
+from .._core.offload import HostCopy, Stash, path_marker, to_host, to_place
 
 __all__ = ["Shard", "stasher"]
 
 
-class Shard:
+class Shard(Stash):
     """This rank's slice of one flattened, zero-padded input; a stash (NOTE [ Stashed
     inputs ] in ``_core/reentrant.py``) restored by an all-gather over ``group``."""
 
-    __slots__ = ("part", "place", "shape", "numel", "group", "grad_fn", "stop_gradient")
+    __slots__ = ("part", "place", "shape", "numel", "group", "stop_gradient")
 
     def __init__(self, t: paddle.Tensor, group, offload: bool):
-        self.grad_fn = t.grad_fn
+        self.marker = path_marker(t)
         self.stop_gradient = t.stop_gradient
         self.shape = list(t.shape)
         self.numel = t._numel()
