@@ -85,16 +85,22 @@ def train(two_tensor: bool, region) -> dict:
     model_parallel_random_seed(2024)
     model = Net(two_tensor)
     opt = paddle.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters())
-    losses = []
-    for ids, mask in batches():
-        loss = (model(ids, mask, region) ** 2).mean()
+    result = train_steps(model, opt, ((model(ids, mask, region) ** 2).mean() for ids, mask in batches()))
+    result["calls"] = np.array([b.calls for b in model.blocks])
+    return result
+
+
+def train_steps(model, opt, losses) -> dict:
+    """One optimizer step per loss of ``losses`` (a generator: each forward runs after the
+    previous step); the parameters and the losses."""
+    values = []
+    for loss in losses:
         loss.backward()
         opt.step()
         opt.clear_grad()
-        losses.append(loss.numpy())
+        values.append(loss.numpy())
     result = {name: p.numpy() for name, p in model.named_parameters()}
-    result["losses"] = np.stack(losses)
-    result["calls"] = np.array([b.calls for b in model.blocks])
+    result["losses"] = np.stack(values)
     return result
 
 

@@ -80,19 +80,10 @@ def train_pipeline(hcg, interval: int, ctx: dict) -> dict:
     return result
 
 
-def patched(run):
-    from paddle_recompute import paddle_patched
-
-    def call():
-        with paddle_patched():
-            return run()
-
-    return call
-
-
 def pipeline_worker(out_dir: str) -> None:
     import _fleet_cpu
     import _spawn
+    from _hybrid_worker import patched
 
     hcg = _fleet_cpu.init_fleet(pp_degree=2)
     _spawn.run_scenarios(out_dir, [
@@ -122,6 +113,7 @@ class Mlp(nn.Layer):
 def train_sharded(region) -> dict:
     """Sharding stage 1 over both ranks; each rank trains on its half of every batch."""
     import paddle.distributed as dist
+    from _hybrid_worker import train_steps
     from paddle.distributed import fleet
 
     paddle.seed(5 + dist.get_rank())  # dropout masks differ per rank, like the data
@@ -131,18 +123,10 @@ def train_sharded(region) -> dict:
     opt = paddle.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters())
     model = fleet.distributed_model(model)
     opt = fleet.distributed_optimizer(opt)
-    half = BATCH // 2
-    rank = dist.get_rank()
-    losses = []
-    for x, _, y in data():
-        local = paddle.to_tensor(x[rank * half:(rank + 1) * half])
-        loss = ((model(local) - paddle.to_tensor(y[rank * half:(rank + 1) * half, :4])) ** 2).mean()
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        losses.append(loss.numpy())
-    result = {name: p.numpy() for name, p in model.named_parameters()}
-    result["losses"] = np.stack(losses)
+    local = slice(dist.get_rank() * BATCH // 2, (dist.get_rank() + 1) * BATCH // 2)
+    losses = (((model(paddle.to_tensor(x[local])) - paddle.to_tensor(y[local, :4])) ** 2).mean()
+              for x, _, y in data())
+    result = train_steps(model, opt, losses)
     result["sharded"] = np.array(type(opt._inner_opt).__name__ == "DygraphShardingOptimizer")
     return result
 

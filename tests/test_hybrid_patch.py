@@ -15,7 +15,7 @@ import pytest
 from _rc_helpers import requires_grad, seed_all
 from paddle import nn
 
-from paddle_recompute import is_patched, paddle_patched, patch_paddle, unpatch_paddle
+from paddle_recompute import paddle_patched, patch_paddle, unpatch_paddle
 from paddle_recompute._interop import hybrid
 
 CPU_REFUSAL = "Recompute with RNG is not support current device: cpu"
@@ -35,12 +35,7 @@ def late_hybrids():
                 "paddle.distributed.fleet.meta_parallel.parallel_layers.pp_layers").recompute_hybrid}
 
 
-@pytest.fixture(autouse=True)
-def _never_left_patched():
-    yield
-    leaked = is_patched()
-    unpatch_paddle()
-    assert not leaked, "a test left Paddle patched"
+pytestmark = pytest.mark.usefixtures("never_left_patched")
 
 
 @pytest.fixture
