@@ -190,3 +190,10 @@ def test_the_recomputation_sees_the_forward_autocast_state():
     out.sum().backward()  # outside the autocast context
     assert seen == [inside, inside] and inside != outside
     assert amp_state() == outside
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    result = doctest.testmod(hybrid, optionflags=doctest.ELLIPSIS)
+    assert result.attempted and not result.failed
