@@ -43,6 +43,7 @@ import sys
 
 import paddle
 from paddle.autograd import PyLayer
+from paddle.base import core
 from paddle.base.dygraph import base as _dygraph_base
 
 from . import errors, tree
@@ -146,7 +147,7 @@ class _RecomputeLayer(PyLayer):
         if roots:
             with amp_disabled():
                 try:
-                    paddle.autograd.backward(roots, cotangents)
+                    _inner_backward(roots, cotangents)
                 except RuntimeError as exc:
                     if "has been ready before" not in str(exc):
                         raise
@@ -178,6 +179,16 @@ def _fresh_alias(t):
         except (RuntimeError, ValueError):
             pass
     return t.clone()
+
+
+def _inner_backward(roots: list, cotangents: list) -> None:
+    """``paddle.autograd.backward(roots, cotangents)`` without its argument checks (~8 µs a
+    region): ``roots`` are distinct tensors with matching cotangents by construction, except
+    when the function returned one tensor twice, which goes through Paddle's own call."""
+    if len({id(t) for t in roots}) == len(roots):
+        core.eager.run_backward(roots, cotangents, False, None)
+    else:
+        paddle.autograd.backward(roots, cotangents)
 
 
 def _differentiable(out_tensors, grads):
