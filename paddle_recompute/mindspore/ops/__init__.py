@@ -21,6 +21,40 @@ from ._functional import (
     zeros,
     zeros_like,
 )
+from ._functional_array import (
+    arange,
+    bmm,
+    broadcast_to,
+    cast,
+    cat,
+    concat,
+    cumsum,
+    masked_fill,
+    permute,
+    split,
+    squeeze,
+    stack,
+    tile,
+    where,
+)
+from ._functional_math import (
+    amax,
+    amin,
+    argmax,
+    exp,
+    gelu,
+    log,
+    max,
+    min,
+    pow,
+    prod,
+    sigmoid,
+    silu,
+    sqrt,
+    std,
+    tanh,
+    var,
+)
 from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
 from ._nn import Conv2D, Dropout, ReLU, Sigmoid, Softmax, Tanh
 
@@ -31,6 +65,10 @@ __all__ = [
     "Sqrt", "Sub", "Conv2D", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
     "dropout", "expand_dims", "matmul", "mean", "ones", "ones_like", "relu", "reshape", "softmax",
     "stop_gradient", "sum", "transpose", "zeros", "zeros_like",
+] + [
+    "arange", "bmm", "broadcast_to", "cast", "cat", "concat", "cumsum", "masked_fill", "permute", "split",
+    "squeeze", "stack", "tile", "where", "amax", "amin", "argmax", "exp", "gelu", "log", "max", "min", "pow",
+    "prod", "sigmoid", "silu", "sqrt", "std", "tanh", "var",
 ]
 
 
