@@ -7,7 +7,9 @@ name (``<prog>_weights.npz``), then with those weights, dropout off, in training
 the first step's loss, output and the gradient of every trainable parameter, the losses of a
 few training steps run by the program's own ``train`` and every parameter after them, with
 ``recompute`` (``out0``, ``grad/<name>``, ``after/<name>``); the first loss and the losses with
-and without it (``recompute/...``, ``plain/...``), in ``<prog>_reference.npz``; provenance in
+and without it (``recompute/...``, ``plain/...``) and the parameters that end differently
+without it (``plain/after/<name>``: BatchNorm moving statistics, which MindSpore PyNative
+updates a second time when it recomputes), in ``<prog>_reference.npz``; provenance in
 ``<prog>_reference.json``.
 """
 from __future__ import annotations
@@ -108,10 +110,14 @@ def record(key, out_dir):
         net = build(prog, recompute)
         set_weights(net, weights)
         ref[f"{tag}/losses"] = np.array(prog.train(net, batches_of(prog, net), STEPS), np.float64)
-        if recompute:  # the full record; MindSpore gives the same numbers without recompute
+        after = {n: p.asnumpy() for n, p in net.parameters_and_names()}
+        if recompute:  # the full record
             ref["out0"] = out.asnumpy()
             ref.update({f"grad/{n}": g.asnumpy() for n, g in grads.items()})
-            ref.update({f"after/{n}": p.asnumpy() for n, p in net.parameters_and_names()})
+            ref.update({f"after/{n}": v for n, v in after.items()})
+        else:  # only what differs: MindSpore updates BatchNorm statistics again when it recomputes
+            ref.update({f"plain/after/{n}": v for n, v in after.items()
+                        if not np.array_equal(v, ref[f"after/{n}"])})
     np.savez(out_dir / f"{key}_reference.npz", **ref)
     meta = {
         "program": f"compat/mindspore_originals/models/{module_name}.py", "steps": STEPS,
@@ -119,6 +125,7 @@ def record(key, out_dir):
         "mode": "PYNATIVE_MODE, CPU", "command": "python compat/record/record_models.py tests/mindspore/data",
         "parameter_names": [n for n, _ in build(prog, True).parameters_and_names()],
         "losses_recompute": ref["recompute/losses"].tolist(), "losses_plain": ref["plain/losses"].tolist(),
+        "differ_without_recompute": sorted(k[len("plain/after/"):] for k in ref if k.startswith("plain/after/")),
     }
     (out_dir / f"{key}_reference.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(key, "losses", meta["losses_recompute"], meta["losses_plain"])
