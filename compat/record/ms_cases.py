@@ -163,6 +163,30 @@ def loss_fn(x):
 grad_fn = ms.value_and_grad(loss_fn, None, params)
 """
 
+_NESTED = """
+class In(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.a = Parameter(Tensor(np.ones(2, np.float32)), name="explicit")
+        self.b = Parameter(Tensor(np.ones(2, np.float32)))
+        self.d = nn.Dense(2, 2)
+    def construct(self, x):
+        return x
+class Out(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.inner = In()
+        self.lst = nn.CellList([In()])
+    def construct(self, x):
+        return x
+class Out2(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.o = Out()
+    def construct(self, x):
+        return x
+"""
+
 
 def _optimizer_case(make: str) -> str:
     return _NET + f"opt = {make}\nlosses = []\n" + (
@@ -217,6 +241,12 @@ NN = {
     "ce_grad": "def f(z):\n    return nn.CrossEntropyLoss()(z, Tensor(LBL))\nresult = ms.grad(f)(Tensor(G))",
     "softmax_ce_sparse": "result = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')(Tensor(G), Tensor(LBL))",
     "softmax_ce_dense": "result = nn.SoftmaxCrossEntropyWithLogits()(Tensor(G), Tensor(PRB))",
+    "param_names_nested": _NESTED + "result = ([p.name for p in In().get_parameters()], [p.name for p in Out().get_parameters()], "
+                                    "[n for n, _ in Out().parameters_and_names()], [p.name for p in Out2().get_parameters()][:2])",
+    "param_names_shared": "class Sh(nn.Cell):\n    def __init__(self, d):\n        super().__init__()\n        self.x = d\n        self.y = d\n"
+                          "    def construct(self, x):\n        return x\n"
+                          "s = Sh(nn.Dense(2, 2))\nresult = ([p.name for p in s.get_parameters()], [n for n, _ in s.parameters_and_names()])",
+    "param_names_auto_prefix_false": _NET + "wl = nn.WithLossCell(net, nn.MSELoss())\nresult = ([p.name for p in wl.trainable_params()], [n for n, _ in wl.parameters_and_names()])",
     "param_names": _NET + "result = [(n, p.name) for n, p in net.parameters_and_names()]",
     "param_lists": _NET + "result = ([p.name for p in net.trainable_params()], [p.name for p in net.get_parameters()], "
                           "[n for n, _ in net.cells_and_names()])",

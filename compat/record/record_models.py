@@ -125,7 +125,8 @@ def record(key, out_dir):
         "mode": "PYNATIVE_MODE, CPU", "command": "python compat/record/record_models.py tests/mindspore/data",
         "parameter_names": [n for n, _ in build(prog, True).parameters_and_names()],
         "losses_recompute": ref["recompute/losses"].tolist(), "losses_plain": ref["plain/losses"].tolist(),
-        "differ_without_recompute": sorted(k[len("plain/after/"):] for k in ref if k.startswith("plain/after/")),
+        "differ_without_recompute": sorted(k.removeprefix("plain/after/") for k in ref
+                                           if k.startswith("plain/after/")),
     }
     (out_dir / f"{key}_reference.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(key, "losses", meta["losses_recompute"], meta["losses_plain"])

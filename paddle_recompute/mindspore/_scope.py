@@ -23,7 +23,7 @@ import os
 import sys
 from types import CodeType, FunctionType, ModuleType
 
-__all__ = ["mindspore_caller", "set_script_root"]
+__all__ = ["mindspore_caller", "mindspore_assigner", "set_script_root"]
 
 _LAYER = "paddle_recompute.mindspore"
 _VERDICTS: dict[CodeType, bool] = {}
@@ -46,6 +46,18 @@ def mindspore_caller(depth: int = 2) -> bool:
         if verdict or code.co_name != "<module>":
             _VERDICTS[code] = verdict
     return verdict
+
+
+def mindspore_assigner() -> bool:
+    """For a property setter: whether the assignment ``obj.attr = value`` is MindSpore code.
+
+    Paddle parameters route assignments through ``EagerParamBase.__setattr__`` (a Paddle frame
+    between the assigning code and the setter), which is skipped.
+    """
+    frame = sys._getframe(2)
+    if frame.f_code.co_name == "__setattr__" and frame.f_globals.get("__name__", "").startswith("paddle."):
+        return mindspore_caller(4)
+    return mindspore_caller(3)
 
 
 def _is_layer(name: object) -> bool:

@@ -2,8 +2,9 @@
 
 See NOTE [ Caller-scoped Tensor semantics ] in ``_scope.py``. Four kinds of member:
 
-- ``ADDED``: names Paddle's Tensor lacks (``asnumpy``, ``expand_dims``, ``copy``, ...): added,
-  with MindSpore's meaning for every caller.
+- ``ADDED``: names Paddle's Tensor lacks (``asnumpy``, ``expand_dims``, ``copy``, ...): present
+  for MindSpore code only; for any other caller the attribute does not exist (``hasattr`` is
+  False, as before), so duck-typing checks in other libraries are not misled.
 - ``DISPATCHED``: names both define with different meanings (``shape``, ``reshape``, ``std``,
   ``max``, printing, ``Parameter.name``, ...): MindSpore code gets MindSpore's meaning, any
   other caller Paddle's member, called unchanged.
@@ -17,6 +18,7 @@ See NOTE [ Caller-scoped Tensor semantics ] in ``_scope.py``. Four kinds of memb
 from __future__ import annotations
 
 import functools
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +29,7 @@ from . import _tensor_data as data
 from . import _tensor_reduce as reduce
 from . import _tensor_shape as layout
 from ._paddle_members import ABSENT, own_member
-from ._scope import mindspore_caller
+from ._scope import mindspore_assigner, mindspore_caller
 from ._tensor_names import GUARDED
 from ._validate import missing
 
@@ -52,9 +54,6 @@ _INSTALLED: list[tuple[type, str]] = []
 
 
 def _dispatch(name: str, original: Any, ours: Callable) -> Callable:
-    if original is ABSENT:
-        return ours
-
     @functools.wraps(ours)
     def member(self: Any, *args: Any, **kwargs: Any) -> Any:
         if mindspore_caller():
@@ -62,6 +61,15 @@ def _dispatch(name: str, original: Any, ours: Callable) -> Callable:
         return original(self, *args, **kwargs)
 
     return member
+
+
+def _added(name: str, ours: Callable) -> property:
+    def get(self: Any) -> Any:
+        if mindspore_caller():
+            return types.MethodType(ours, self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    return property(get, doc=ours.__doc__)
 
 
 def _guard(cls_name: str, name: str, original: Any) -> Any:
@@ -90,7 +98,7 @@ def _property(original: Any, ours: Callable, setter: Callable | None = None) -> 
         return original.__get__(self)
 
     def put(self: Any, value: Any) -> None:
-        if setter is not None and mindspore_caller():
+        if setter is not None and mindspore_assigner():
             setter(self, value)
         else:
             original.__set__(self, value)
@@ -113,7 +121,9 @@ def install_tensor_methods() -> None:
     if _INSTALLED:
         return
     tensor = paddle.Tensor
-    for name, ours in {**ADDED, **DISPATCHED}.items():
+    for name, ours in ADDED.items():
+        _set(tensor, name, _added(name, ours))
+    for name, ours in DISPATCHED.items():
         _set(tensor, name, _dispatch(name, own_member(tensor, name), ours))
     for name, ours in DISPATCHED_PROPERTIES.items():
         _set(tensor, name, _property(own_member(tensor, name), ours))
