@@ -21,30 +21,34 @@ from __future__ import annotations
 
 import os
 import sys
-from types import CodeType, FunctionType, ModuleType
+from types import CodeType, FrameType, FunctionType, ModuleType
 
-__all__ = ["mindspore_caller", "mindspore_assigner", "set_script_root"]
+__all__ = ["mindspore_caller", "mindspore_assigner", "classify", "set_script_root", "VERDICTS"]
 
 _LAYER = "paddle_recompute.mindspore"
-_VERDICTS: dict[CodeType, bool] = {}
+VERDICTS: dict[CodeType, bool] = {}  # read inline by the installed members (the hot path)
 _SCRIPT_ROOT: list[str | None] = [None]
 
 
 def set_script_root(path: str | None) -> None:
     """Under the runner: every module in ``path``'s tree is MindSpore code (None: off)."""
     _SCRIPT_ROOT[0] = os.path.abspath(path) + os.sep if path else None
-    _VERDICTS.clear()
+    VERDICTS.clear()
 
 
 def mindspore_caller(depth: int = 2) -> bool:
     """Whether the frame ``depth`` levels above this call runs MindSpore code."""
     frame = sys._getframe(depth)
+    verdict = VERDICTS.get(frame.f_code)
+    return classify(frame) if verdict is None else verdict
+
+
+def classify(frame: FrameType) -> bool:
+    """The verdict for ``frame`` (cached per code object; see the module docstring)."""
     code = frame.f_code
-    verdict = _VERDICTS.get(code)
-    if verdict is None:
-        verdict = _classify(frame.f_globals, code.co_filename)
-        if verdict or code.co_name != "<module>":
-            _VERDICTS[code] = verdict
+    verdict = _classify(frame.f_globals, code.co_filename)
+    if verdict or code.co_name != "<module>":
+        VERDICTS[code] = verdict
     return verdict
 
 

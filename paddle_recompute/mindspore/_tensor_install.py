@@ -13,12 +13,15 @@ See NOTE [ Caller-scoped Tensor semantics ] in ``_scope.py``. Four kinds of memb
 - ``GUARDED`` (``_tensor_names.py``): every other name both define. MindSpore code calling it
   gets ``MissingAPIError`` naming ``mindspore.Tensor.<name>`` instead of Paddle's possibly
   different meaning; other callers get Paddle's member unchanged.
+- ``MINDSPORE_ONLY`` (``_tensor_names.py``): MindSpore members Paddle lacks and the layer does
+  not provide: MindSpore code gets ``MissingAPIError`` naming them (``__getattr__``).
 """
 
 from __future__ import annotations
 
 import functools
 import types
+from sys import _getframe
 from collections.abc import Callable
 from typing import Any
 
@@ -29,8 +32,8 @@ from . import _tensor_data as data
 from . import _tensor_reduce as reduce
 from . import _tensor_shape as layout
 from ._paddle_members import ABSENT, own_member
-from ._scope import mindspore_assigner, mindspore_caller
-from ._tensor_names import GUARDED
+from ._scope import VERDICTS, classify, mindspore_assigner, mindspore_caller
+from ._tensor_names import GUARDED, MINDSPORE_ONLY
 from ._validate import missing
 
 __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods_installed"]
@@ -56,7 +59,9 @@ _INSTALLED: list[tuple[type, str]] = []
 def _dispatch(name: str, original: Any, ours: Callable) -> Callable:
     @functools.wraps(ours)
     def member(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if mindspore_caller():
+        frame = _getframe(1)  # inline mindspore_caller(): these members are on Paddle's hot path
+        verdict = VERDICTS.get(frame.f_code)
+        if classify(frame) if verdict is None else verdict:
             return ours(self, *args, **kwargs)
         return original(self, *args, **kwargs)
 
@@ -91,9 +96,18 @@ def _guard(cls_name: str, name: str, original: Any) -> Any:
     return member
 
 
+def _missing_attribute(self: Any, name: str) -> Any:
+    """``__getattr__``: a MindSpore member the layer lacks is named as such in MindSpore code."""
+    if name in MINDSPORE_ONLY and mindspore_caller():
+        raise missing("mindspore.Tensor", name)
+    raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
 def _property(original: Any, ours: Callable, setter: Callable | None = None) -> property:
     def get(self: Any) -> Any:
-        if mindspore_caller():
+        frame = _getframe(1)  # inline mindspore_caller(), as in _dispatch
+        verdict = VERDICTS.get(frame.f_code)
+        if classify(frame) if verdict is None else verdict:
             return ours(self)
         return original.__get__(self)
 
@@ -127,6 +141,7 @@ def install_tensor_methods() -> None:
         _set(tensor, name, _dispatch(name, own_member(tensor, name), ours))
     for name, ours in DISPATCHED_PROPERTIES.items():
         _set(tensor, name, _property(own_member(tensor, name), ours))
+    _set(tensor, "__getattr__", _missing_attribute)
     for name in sorted(GUARDED):
         original = own_member(tensor, name)
         if original is not ABSENT:

@@ -5,7 +5,7 @@ The shared names are those in both ``dir(mindspore.Tensor)`` (recorded in
 every one is dispatched, ``SAME`` or ``GUARDED`` (see ``_tensor_install.py``).
 """
 
-__all__ = ["SAME", "GUARDED"]
+__all__ = ["SAME", "GUARDED", "MINDSPORE_ONLY"]
 
 # same meaning for every call MindSpore accepts (values checked in tests/mindspore where the
 # cases of g_cases_reference.json cover them; the rest are elementwise maps or casts)
@@ -22,19 +22,39 @@ sinh size sqrt square sub sub_ subtract tan tanh tanh_ tile tolist true_divide t
 
 # shared but not checked: MindSpore code gets MissingAPIError instead of Paddle's meaning
 GUARDED = frozenset("""
-H absolute acos_ addmm addmm_ allclose amax amin angle argsort argwhere baddbmm bernoulli_ bincount
-bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor cholesky
-cholesky_inverse cholesky_solve chunk conj copysign count_nonzero cov cross cummax cummin cumprod
-data data_ptr deg2rad device diag diagflat diagonal diagonal_scatter diff digamma dot dsplit eigvals
-equal erfinv erfinv_ expand expand_as exponential_ fill_diagonal_ flip floor_divide floor_divide_
-fmax fmin frac gather gather_nd gcd heaviside hsplit hypot i0 imag index_add index_add_ index_fill
-index_fill_ index_put index_put_ index_select inner inverse is_complex isclose isneginf isposinf
-isreal itemsize kthvalue lcm ldexp lerp lgamma logaddexp logcumsumexp logit logsumexp lstsq mT
-masked_scatter masked_scatter_ masked_select matrix_power median mm moveaxis msort multinomial
-nan_to_num nanmean nanmedian nanquantile nansum narrow new_empty new_full new_ones new_zeros
-nextafter nonzero norm normal_ ormqr outer pin_memory qr quantile rad2deg random_ ravel real
-register_hook remainder remainder_ renorm repeat repeat_interleave requires_grad_ reverse roll rot90
-scatter scatter_ scatter_add scatter_add_ select_scatter set_ sgn signbit sinc slice_scatter slogdet
-softmax sort split stride strides swapdims t take tensor_split to topk trace tril triu type type_as
-unbind unfold uniform_ unique unique_consecutive value view_as vsplit where
+acos_ addmm addmm_ allclose amax amin angle argsort argwhere baddbmm bernoulli_ bincount bitwise_and
+bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor cholesky cholesky_inverse
+cholesky_solve chunk conj copysign count_nonzero cov cross cummax cummin cumprod data data_ptr
+deg2rad device diag diagflat diagonal diagonal_scatter diff digamma dot dsplit eigvals equal erfinv
+erfinv_ expand expand_as exponential_ fill_diagonal_ flip floor_divide floor_divide_ fmax fmin frac
+gather gather_nd gcd heaviside hsplit hypot i0 imag index_add index_add_ index_fill index_fill_
+index_put index_put_ index_select inner inverse is_complex isclose isneginf isposinf isreal itemsize
+kthvalue lcm ldexp lerp lgamma logaddexp logcumsumexp logit logsumexp lstsq mT masked_scatter
+masked_scatter_ masked_select matrix_power median mm moveaxis msort multinomial nan_to_num nanmean
+nanmedian nanquantile nansum narrow new_empty new_full new_ones new_zeros nextafter nonzero norm
+normal_ ormqr outer pin_memory qr quantile rad2deg random_ ravel real register_hook remainder
+remainder_ renorm repeat repeat_interleave requires_grad_ reverse roll rot90 scatter scatter_
+scatter_add scatter_add_ select_scatter set_ sgn signbit sinc slice_scatter slogdet softmax sort
+split stride strides swapdims t take tensor_split to topk trace tril triu type type_as unbind unfold
+uniform_ unique unique_consecutive value view_as vsplit where
+""".split())
+
+# MindSpore's Tensor members Paddle's lacks and the layer does not provide: MindSpore code asking
+# for one gets MissingAPIError naming it (other code: Paddle's AttributeError, as before)
+MINDSPORE_ONLY = frozenset("""
+H absolute addbmm addcdiv addcmul addmv addr adjoint aminmax approximate_equal arccos arccosh arcsin
+arcsinh arctan arctan2 arctanh argmax_with_value argmin_with_value assign_value assign_value_cpp
+bernoulli cauchy choose col2im const_arg convert_bytes_to_tensor data_sync delete_ delta_seed det
+erfc fill fill_diagonal fills fliplr flipud float_power flush_from_cache fmod fold from_dlpack
+from_numpy gather_elements geqrf ger get_bytes getitem_index_info hardshrink has_init histc hooks
+igamma igammac index index_copy_ index_of_parent_ init init_finished init_flag inplace_update inv
+invert is_init is_meta is_pinned is_shared is_signed itemset log_matrix_determinant log_normal
+logaddexp2 logdet lu_solve mH matrix_determinant move_to movedim mvlgamma nbytes nelement offload
+offload_file_path orgqr param_info parent_tensor_ positive ptp put_ random_categorical remove_hook
+reshape_as resize reverse_sequence scatter_div scatter_max scatter_min scatter_mul scatter_sub
+searchsorted select set_cast_dtype set_const_arg set_device_address set_dtype set_init_flag
+set_param_info setitem_index_info sign_ soft_shrink storage storage_offset sum_to_size svd
+symbolic_shape to_ to_coo to_csr to_dlpack top_k triangular_solve uniform unique_with_pad
+unsorted_segment_max unsorted_segment_min unsorted_segment_prod untyped_storage virtual_flag
+wait_pipeline xdivy xlogy
 """.split())

@@ -24,7 +24,7 @@ import paddle_recompute.mindspore as ms  # this module is MindSpore code
 from paddle_recompute.mindspore import MissingAPIError, nn
 from paddle_recompute.mindspore import _tensor_install as install
 from paddle_recompute.mindspore._paddle_members import own_member
-from paddle_recompute.mindspore._tensor_names import GUARDED, SAME
+from paddle_recompute.mindspore._tensor_names import GUARDED, MINDSPORE_ONLY, SAME
 
 PLAIN_PROBE = textwrap.dedent("""
     import paddle
@@ -131,6 +131,12 @@ def test_shared_members_not_checked_raise_in_mindspore_code_only():
         x.split(1)  # Paddle's split(num_or_sections) is not MindSpore's split(split_size_or_sections)
     assert paddle.Tensor.cholesky.__wrapped__(x).shape == [2, 2]  # Paddle's member, unchanged
     assert "cholesky" in GUARDED
+    with pytest.raises(MissingAPIError, match=r"mindspore\.Tensor\.nelement is not provided"):
+        x.nelement()  # a MindSpore member Paddle lacks
+    assert not hasattr(x, "nelement") and not hasattr(x, "no_such_member")
+    with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'no_such_member'") as error:
+        x.no_such_member  # noqa: B018
+    assert type(error.value) is AttributeError
 
 
 def test_every_shared_member_is_classified():
@@ -142,6 +148,9 @@ def test_every_shared_member_is_classified():
     handled = set(install.DISPATCHED) | set(install.DISPATCHED_PROPERTIES) | SAME | GUARDED | {"name"}
     assert sorted(shared - handled) == []
     assert not SAME & GUARDED and not set(install.DISPATCHED) & (SAME | GUARDED)
+    assert not (SAME | GUARDED) - paddle_names  # only names Paddle has
+    assert MINDSPORE_ONLY == {n for n in recorded["Tensor"] if not n.startswith("_")} - paddle_names \
+        - set(install.ADDED)
 
 
 def test_uninstall_restores_paddles_members_exactly():
