@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import types
-from sys import _getframe
 from collections.abc import Callable
+from sys import _getframe
 from typing import Any
 
 import paddle
