@@ -1,6 +1,9 @@
-"""Record what real MindSpore 2.10 gives for every case of ms_cases.py.
+"""Record what real MindSpore 2.10 gives for every case of ms_cases.py, and its Tensor API.
 
-    python compat/record/record_cases.py tests/mindspore/data/g_cases_reference.json
+    python compat/record/record_cases.py tests/mindspore/recorded/g_cases_reference.json
+
+Also writes ``g_tensor_api.json`` beside it: the public members of ``mindspore.Tensor`` (and the
+four dunders the layer dispatches) and the members only ``mindspore.Parameter`` adds.
 """
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ def run(source):
 
 
 def main(argv):
-    out = Path(argv[0] if argv else "tests/mindspore/data/g_cases_reference.json")
+    out = Path(argv[0] if argv else "tests/mindspore/recorded/g_cases_reference.json")
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     ms.set_seed(0)
     record = {"mindspore": ms.__version__, "numpy": np.__version__, "cases": {}}
@@ -51,6 +54,12 @@ def main(argv):
             record["cases"][f"{group}/{name}"] = {"source": source, "result": run(source)}
     out.write_text(json.dumps(record, indent=0, sort_keys=True) + "\n")
     errors = [k for k, v in record["cases"].items() if "error" in v["result"]]
+    dunders = ("__getitem__", "__setitem__", "__str__", "__repr__")
+    api = {"mindspore": ms.__version__,
+           "Tensor": sorted(n for n in dir(Tensor) if not n.startswith("_") or n in dunders),
+           "Parameter_only": sorted(n for n in dir(Parameter)
+                                    if not n.startswith("_") and n not in dir(Tensor))}
+    (out.parent / "g_tensor_api.json").write_text(json.dumps(api, indent=0) + "\n")
     print(len(record["cases"]), "cases;", "errors:", errors)
 
 
