@@ -25,26 +25,27 @@ def _reduce(loss: paddle.Tensor, reduction: str) -> paddle.Tensor:
     return paddle.sum(loss) if reduction == "sum" else loss
 
 
-class MSELoss(Cell):
+class _ElementwiseLoss(Cell):
+    """A loss of ``logits - labels`` element by element, then reduced."""
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = _reduction(type(self).__name__, reduction)
+
+    def construct(self, logits: paddle.Tensor, labels: paddle.Tensor) -> paddle.Tensor:
+        return _reduce(type(self).elementwise(logits - labels), self.reduction)
+
+
+class MSELoss(_ElementwiseLoss):
     """``nn.MSELoss(reduction='mean')``: ``(logits - labels) ** 2``."""
 
-    def __init__(self, reduction: str = "mean"):
-        super().__init__()
-        self.reduction = _reduction("MSELoss", reduction)
-
-    def construct(self, logits: paddle.Tensor, labels: paddle.Tensor) -> paddle.Tensor:
-        return _reduce(paddle.square(logits - labels), self.reduction)
+    elementwise = staticmethod(paddle.square)
 
 
-class L1Loss(Cell):
+class L1Loss(_ElementwiseLoss):
     """``nn.L1Loss(reduction='mean')``: ``|logits - labels|``."""
 
-    def __init__(self, reduction: str = "mean"):
-        super().__init__()
-        self.reduction = _reduction("L1Loss", reduction)
-
-    def construct(self, logits: paddle.Tensor, labels: paddle.Tensor) -> paddle.Tensor:
-        return _reduce(paddle.abs(logits - labels), self.reduction)
+    elementwise = staticmethod(paddle.abs)
 
 
 class CrossEntropyLoss(Cell):
