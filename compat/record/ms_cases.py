@@ -291,7 +291,7 @@ OPS = {
     "masked_fill_inf_softmax": "a = Tensor(A)\nresult = ops.softmax(ops.masked_fill(a, Tensor(np.tril(np.ones((2, 3))) == 0), float('-inf')), axis=-1)",
     "cast": "result = (ops.cast(Tensor(A), ms.int32), ops.cast(Tensor(A), ms.float64))",
     "mean": "result = (ops.mean(Tensor(B)), ops.mean(Tensor(B), 1), ops.mean(Tensor(B), (0, 2), True), ops.mean(Tensor(B), axis=2, keep_dims=True))",
-    "sum": "result = (ops.sum(Tensor(B)), ops.sum(Tensor(B), 1), ops.sum(Tensor(B), dim=2, keepdim=True))",
+    "sum": "result = (ops.sum(Tensor(B)), ops.sum(Tensor(B), 1), ops.sum(Tensor(B), dim=2, keepdim=True), ops.sum(Tensor(B), 1, dtype=ms.float64))",
     "max": "result = (ops.max(Tensor(B)), ops.max(Tensor(B), 1), ops.max(Tensor(B), axis=2, keepdims=True))",
     "min": "result = (ops.min(Tensor(B)), ops.min(Tensor(B), 0))",
     "amax": "result = (ops.amax(Tensor(B)), ops.amax(Tensor(B), 1), ops.amax(Tensor(B), (0, 1), True))",
