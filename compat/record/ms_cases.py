@@ -130,6 +130,7 @@ TENSOR = {
     "repr_scalar": "result = repr(Tensor(np.float32(2.5)))",
     "repr_1d": "result = repr(Tensor(np.array([0.5, -1.0, 3.0], np.float32)))",
     "format": "result = f'{Tensor(A)[0, 0].asnumpy():.4f}'",
+    "format_tensor": "result = (f'{Tensor(A)}', f'{Tensor(A)[0, 1]}', f'{Tensor(np.array([1, 2], np.int32))}')",
     # arithmetic and comparisons
     "arith": "a, b = Tensor(A), Tensor(A[::-1].copy())\nresult = (a + b, a - 2, 3 * a, a / b, -a, a ** 2, a @ Tensor(C[:3]))",
     "compare": "a = Tensor(A)\nresult = (a > 0, a == a, a != 0.5)",

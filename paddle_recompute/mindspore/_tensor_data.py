@@ -14,7 +14,8 @@ import paddle
 from ._dtype import to_numpy_dtype
 from ._paddle_members import paddle_member
 
-__all__ = ["size", "asnumpy", "copy", "set_data", "init_data", "astype", "tensor_str", "tensor_repr",
+__all__ = ["size", "asnumpy", "copy", "set_data", "init_data", "astype", "tensor_str", "tensor_format",
+           "tensor_repr",
            "param_repr", "dtype_name", "param_clone", "param_name", "set_param_name"]
 
 _DTYPE_NAMES = {
@@ -75,6 +76,14 @@ def init_data(x: paddle.Tensor, layout: Any = None, set_sliced: bool = False) ->
 def tensor_str(x: paddle.Tensor) -> str:
     """``print(tensor)``: the numpy array's text, as MindSpore prints."""
     return str(x.numpy())
+
+
+def tensor_format(x: paddle.Tensor, spec: str) -> str:
+    """``f"{x}"`` is ``str(x)``; a format spec formats a one-element tensor's value (MindSpore
+    rejects any spec; Paddle's formatting of scalars is kept as a superset)."""
+    if not spec:
+        return tensor_str(x)
+    return paddle_member(paddle.Tensor, "__format__")(x, spec)
 
 
 def _values_text(array: np.ndarray) -> str:
