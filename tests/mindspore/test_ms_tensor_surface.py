@@ -199,3 +199,26 @@ def test_shape_is_a_tuple_equal_to_lists():
     shape = ms.ops.ones((2, 3)).shape
     assert shape == (2, 3) and shape == [2, 3] and shape != [3, 2] and hash(shape) == hash((2, 3))
     assert shape + (4,) == (2, 3, 4) and repr(shape) == "(2, 3)" and {shape: 1}[(2, 3)] == 1
+
+
+def test_under_the_runner_the_scripts_own_helper_modules_are_mindspore_code(tmp_path, monkeypatch, capsys):
+    """A helper module next to the script that imports nothing of MindSpore still gets
+    MindSpore's members under the runner (and Paddle's outside it)."""
+    (tmp_path / "shape_helper.py").write_text(
+        "def describe(x):\n    return type(x.shape).__name__, x.std().item()\n")
+    (tmp_path / "script.py").write_text(
+        "import mindspore as ms\nimport numpy as np\nimport shape_helper\n"
+        "print(*shape_helper.describe(ms.Tensor(np.array([1.0, 3.0], np.float32))))\n")
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    from paddle_recompute.mindspore import _runner
+
+    assert _runner.main([str(tmp_path / "script.py")]) == 0
+    assert capsys.readouterr().out.split() == ["Shape", "1.0"]  # a tuple; std with ddof=0
+    sys.modules.pop("shape_helper")
+    sys.path.insert(0, str(tmp_path))
+    import shape_helper
+
+    kind, std = shape_helper.describe(ms.Tensor(np.array([1.0, 3.0], np.float32)))
+    assert (kind, round(std, 4)) == ("Size", 1.4142)  # outside the runner: Paddle's members
+    sys.modules.pop("shape_helper")
