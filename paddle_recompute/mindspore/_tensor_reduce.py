@@ -5,7 +5,8 @@ MindSpore 2.10 overloads these (recorded in tests/mindspore/data/g_cases_referen
 - ``mean``/``sum``: ``(axis=None, keep_dims|keepdims=False)`` and ``(dim=None, keepdim=False,
   *, dtype)``; a bool second positional argument is ``keepdim``, a dtype is ``dtype``.
 - ``max``/``min``: no argument or keyword ``axis`` gives a tensor (``keepdims``, ``initial``,
-  ``return_indices``); a positional ``dim`` gives ``(values, indices)`` (``keepdim``).
+  ``return_indices``; over all elements ``keepdims`` is ignored); a positional ``dim`` gives
+  ``(values, indices)`` (``keepdim``).
 - ``std``/``var``: ``(axis=None, ddof=0, keepdims=False)``: the *biased* estimate by default
   (Paddle's default is unbiased).
 """
@@ -95,6 +96,8 @@ def _extreme(api: str, values_fn: Any, index_fn: Any, x: paddle.Tensor, args: tu
         if not isinstance(axis, int):
             raise ValueError(f"For 'Tensor.{api}', 'axis' must be an int when 'return_indices' is True.")
         return values_fn(x, axis=axis, keepdim=keep), index_fn(x, axis=axis, keepdim=keep)
+    if axis is None:  # MindSpore 2.10 ignores keepdims over all elements (recorded)
+        return values_fn(x)
     return values_fn(x, axis=_axes(axis), keepdim=keep)
 
 
