@@ -39,9 +39,9 @@ def run(source):
     namespace.update(ms_cases.inputs())
     try:
         exec(compile(source, "<case>", "exec"), namespace)
+        return encode(namespace["result"])  # PyNative may raise only when a value is read
     except Exception as error:  # recorded: the layer must raise too
         return {"error": type(error).__name__, "message": str(error).split("\n")[0][:300]}
-    return encode(namespace["result"])
 
 
 def main(argv):

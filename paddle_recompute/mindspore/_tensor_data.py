@@ -14,9 +14,9 @@ import paddle
 from ._dtype import to_numpy_dtype
 from ._paddle_members import paddle_member
 
-__all__ = ["size", "asnumpy", "copy", "set_data", "init_data", "astype", "tensor_str", "tensor_format",
-           "tensor_repr",
-           "param_repr", "dtype_name", "param_clone", "param_name", "set_param_name"]
+__all__ = ["size", "softmax", "where", "asnumpy", "copy", "set_data", "init_data", "astype", "tensor_str",
+           "tensor_format", "tensor_repr", "param_repr", "dtype_name", "param_clone", "param_name",
+           "set_param_name"]
 
 _DTYPE_NAMES = {
     paddle.bool: "Bool", paddle.int8: "Int8", paddle.int16: "Int16", paddle.int32: "Int32",
@@ -33,6 +33,17 @@ def dtype_name(dtype: Any) -> str:
 def size(x: paddle.Tensor) -> int:
     """The number of elements, a Python int."""
     return int(np.prod(paddle_member(paddle.Tensor, "shape").__get__(x), dtype=np.int64))
+
+
+def softmax(x: paddle.Tensor, axis: int = -1, **kwargs: Any) -> paddle.Tensor:
+    """``softmax(axis=-1)`` (also ``dim=``)."""
+    return paddle.nn.functional.softmax(x, axis=kwargs.pop("dim", axis))
+
+
+def where(x: paddle.Tensor, condition: paddle.Tensor, y: Any) -> paddle.Tensor:
+    """``x.where(condition, y)``: ``x`` where ``condition`` holds, else ``y``."""
+    y = y if isinstance(y, paddle.Tensor) else paddle.full([], y, dtype=x.dtype)
+    return paddle.where(condition, x, y)
 
 
 def asnumpy(x: paddle.Tensor) -> np.ndarray:

@@ -47,7 +47,8 @@ DISPATCHED: dict[str, Callable] = {
     "swapaxes": layout.swapaxes, "squeeze": layout.squeeze, "flatten": layout.flatten, "astype": data.astype,
     "mean": reduce.mean, "sum": reduce.sum, "max": reduce.max, "min": reduce.min, "std": reduce.std,
     "var": reduce.var, "__str__": data.tensor_str, "__repr__": data.tensor_repr,
-    "__format__": data.tensor_format,
+    "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
+    "where": data.where, "unbind": layout.unbind,
 }
 DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size}
 PARAMETER_DISPATCHED: dict[str, Callable] = {

@@ -15,7 +15,7 @@ import paddle
 from ._paddle_members import paddle_member
 
 __all__ = ["Shape", "shape", "reshape", "view", "transpose", "permute", "swapaxes", "expand_dims",
-           "squeeze", "flatten"]
+           "squeeze", "flatten", "split", "chunk", "unbind"]
 
 
 class Shape(tuple):
@@ -118,3 +118,30 @@ def flatten(x: paddle.Tensor, start_dim: int = 0, end_dim: int = -1, *, order: s
     if x.ndim == 0:
         return paddle.reshape(x, [1])
     return paddle.flatten(x, start_axis=start_dim, stop_axis=end_dim)
+
+
+def _dim(kwargs: dict, default: int = 0) -> int:
+    if "axis" in kwargs and "dim" in kwargs:
+        raise TypeError("got both 'axis' and 'dim'")
+    return kwargs.pop("axis", kwargs.pop("dim", default))
+
+
+def split(x: paddle.Tensor, split_size_or_sections: Any, *args: Any, **kwargs: Any) -> tuple:
+    """``split(split_size_or_sections, axis=0)`` (also ``dim=``): an int is the chunk *size*."""
+    from .ops._functional_array import split as ops_split
+
+    axis = args[0] if args else _dim(kwargs)
+    return ops_split(x, split_size_or_sections, axis)
+
+
+def chunk(x: paddle.Tensor, chunks: int, *args: Any, **kwargs: Any) -> tuple:
+    """``chunk(chunks, axis=0)`` (also ``dim=``): chunks of ``ceil(n / chunks)``, the last smaller."""
+    from .ops._functional_array import split as ops_split
+
+    axis = args[0] if args else _dim(kwargs)
+    return ops_split(x, -(-x.shape[axis] // chunks), axis)
+
+
+def unbind(x: paddle.Tensor, dim: int = 0) -> tuple:
+    """``unbind(dim=0)``: a tuple (Paddle's gives a list)."""
+    return tuple(paddle.unbind(x, axis=dim))

@@ -127,8 +127,8 @@ def test_shared_members_not_checked_raise_in_mindspore_code_only():
     x = ms.Tensor(np.eye(2, dtype=np.float32))
     with pytest.raises(MissingAPIError, match=r"mindspore\.Tensor\.cholesky is not provided"):
         x.cholesky()
-    with pytest.raises(MissingAPIError, match=r"mindspore\.Tensor\.split is not provided"):
-        x.split(1)  # Paddle's split(num_or_sections) is not MindSpore's split(split_size_or_sections)
+    with pytest.raises(MissingAPIError, match=r"mindspore\.Tensor\.sort is not provided"):
+        x.sort()  # MindSpore's gives (values, indices), Paddle's the values
     assert paddle.Tensor.cholesky.__wrapped__(x).shape == [2, 2]  # Paddle's member, unchanged
     assert "cholesky" in GUARDED
     with pytest.raises(MissingAPIError, match=r"mindspore\.Tensor\.nelement is not provided"):
