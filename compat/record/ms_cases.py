@@ -133,6 +133,7 @@ TENSOR = {
     "setitem_bool": "t = Tensor(A)\nt[t < 0] = 0.0\nresult = t",
     # conversion
     "copy_independent": "t = Tensor(A)\nc = t.copy()\nc[0, 0] = 7.0\nresult = (t, c)",
+    "copy_grad": "def f(x):\n    return (x.copy() * x).sum()\nresult = ms.grad(f)(Tensor(A))",
     "item": "result = Tensor(A)[1, 2].item()",
     "item_type": "result = type(Tensor(np.array([3], np.int32)).item()).__name__",
     "tolist": "result = Tensor(A).tolist()",
@@ -274,6 +275,12 @@ NN = {
                              "step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt)\nstep.set_train()\n"
                              "losses = [step(Tensor(G), Tensor(np.zeros((5, 2), np.float32))) for _ in range(3)]\n"
                              "result = (losses, [(p.name, p) for p in params])",
+    "train_one_step_sens": _NET + "opt = nn.SGD(net.trainable_params(), 0.1)\n"
+                                  "step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt, sens=2.0, return_grad=True)\n"
+                                  "step.set_train()\nloss, grads = step(Tensor(G), Tensor(np.zeros((5, 2), np.float32)))\n"
+                                  "result = (loss, type(grads).__name__, [(k, grads[k]) for k in grads], [(p.name, p) for p in params])",
+    "opt_adam_loss_scale": _optimizer_case("nn.Adam(params, learning_rate=0.01, weight_decay=0.1, loss_scale=4.0)"),
+    "opt_momentum_loss_scale": _optimizer_case("nn.Momentum(params, 0.1, 0.9, weight_decay=0.05, loss_scale=8.0)"),
     "opt_sgd": _optimizer_case("nn.SGD(params, learning_rate=0.1)"),
     "opt_sgd_momentum_wd": _optimizer_case("nn.SGD(params, learning_rate=0.1, momentum=0.9, weight_decay=0.01)"),
     "opt_momentum": _optimizer_case("nn.Momentum(params, learning_rate=0.1, momentum=0.9)"),

@@ -4,8 +4,9 @@
 as MindSpore's optimizer cells do. Shared rules of MindSpore's ``Optimizer`` (non-grouped
 parameters): ``weight_decay`` applies to every parameter whose *name* contains neither
 ``'beta'`` nor ``'gamma'`` (LayerNorm/BatchNorm parameters are left out; names are MindSpore's,
-see ``_cell_names.py``); SGD, Momentum and Adam add it to the gradient (``g + wd * p``) and then
-divide by ``loss_scale``; AdamWeightDecay adds ``wd * p`` to its update instead.
+see ``_cell_names.py``); SGD, Momentum and Adam add it to the gradient, multiplied by
+``loss_scale`` as MindSpore does (``g + wd * loss_scale * p``), then divide by ``loss_scale``;
+AdamWeightDecay adds ``wd * p`` to its update instead.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Optimizer:
         with paddle.no_grad():
             for i, (param, grad) in enumerate(zip(self.parameters, grads, strict=True)):
                 if self.weight_decay and not self.decoupled and self.decay_flags[i]:
-                    grad = grad + param * self.weight_decay
+                    grad = grad + param * (self.weight_decay * self.loss_scale)  # MindSpore scales it too
                 if self.loss_scale != 1.0:
                     grad = grad / self.loss_scale
                 paddle.assign(self.updated(i, param, grad), output=param)

@@ -8,6 +8,7 @@ import paddle
 
 from .._cell import Cell
 from .._grad import differentiate
+from .._tensor_data import param_name
 
 __all__ = ["WithLossCell", "TrainOneStepCell"]
 
@@ -36,7 +37,8 @@ class TrainOneStepCell(Cell):
 
     One call: the loss of ``network(*inputs)``, the gradients of ``optimizer.parameters``
     (the loss's gradient seeded with ``sens``, 1.0 by default), the optimizer's update; returns
-    the loss (and the gradients with ``return_grad=True``).
+    the loss, and with ``return_grad=True`` also the gradients as a dict keyed by parameter
+    name, as MindSpore 2.10 does.
     """
 
     def __init__(self, network: paddle.nn.Layer, optimizer: Any, sens: float | None = None,
@@ -58,4 +60,6 @@ class TrainOneStepCell(Cell):
         _, _, grads = differentiate(forward, inputs, {}, (), list(self.weights))
         self.optimizer(grads)
         loss = losses[0].detach()
-        return (loss, tuple(grads)) if self.return_grad else loss
+        if not self.return_grad:
+            return loss
+        return loss, {param_name(p): g for p, g in zip(self.weights, grads, strict=True)}
