@@ -147,3 +147,16 @@ def test_the_new_originals_differ_from_their_ports_in_imports_only():
         imports = f"import {spec.imports}"
         assert differing == [("import mindspore as ms", "import paddle_recompute.mindspore as ms"),
                              (f"from mindspore {imports}", f"from paddle_recompute.mindspore {imports}")]
+
+
+def test_recorded_files_are_all_used_and_the_readme_quotes_them():
+    from _ms_models import RECORDED
+
+    kinds = ("weights.npz", "reference.npz", "reference.json")
+    used = {f"{key}_{kind}" for key in PROGRAMS for kind in kinds}
+    used |= {"g_cases_reference.json", "g_tensor_api.json", "README.md"}  # test_ms_recorded_cases, _surface
+    assert sorted(p.name for p in RECORDED.iterdir()) == sorted(used)
+    readme = (RECORDED / "README.md").read_text()
+    for spec in PROGRAMS.values():
+        assert all(repr(loss) in readme for loss in spec.meta()["losses_recompute"])
+        assert spec.meta()["losses_recompute"] == spec.meta()["losses_plain"]
