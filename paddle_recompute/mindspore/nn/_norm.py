@@ -52,9 +52,25 @@ class _BatchNorm(Cell):
             raise ValueError(f"For '{self.op}', the input must have rank in {list(self.ranks)}, "
                              f"but got {x.ndim}.")
         batch_stats = self.training if self.use_batch_statistics is None else self.use_batch_statistics
-        return F.batch_norm(x, self.moving_mean, self.moving_variance, weight=self.gamma, bias=self.beta,
-                            training=batch_stats, momentum=self.momentum, epsilon=self.eps,
-                            data_format=self.layouts[x.ndim])
+        # In training the kernel writes the moving variance in place and saves what it was given
+        # for backward: it gets a copy, and the buffer receives MindSpore's value afterwards.
+        variance = self.moving_variance.clone() if batch_stats else self.moving_variance
+        out = F.batch_norm(x, self.moving_mean, variance, weight=self.gamma, bias=self.beta,
+                           training=batch_stats, momentum=self.momentum, epsilon=self.eps,
+                           data_format=self.layouts[x.ndim])
+        if batch_stats:
+            paddle.assign(variance + self._unbiasing(x).astype(variance.dtype), self.moving_variance)
+        return out
+
+    def _unbiasing(self, x: paddle.Tensor) -> paddle.Tensor:
+        """MindSpore 2.10 moves the variance toward the batch's *unbiased* variance (recorded:
+        tests/mindspore/test_ms_recorded_cases.py); Paddle's kernel uses the biased one.  The
+        difference, ``(1 - momentum) * biased / (n - 1)``, is what this returns."""
+        axes = [0] + list(range(2, x.ndim))
+        count = x.size // x.shape[1]
+        with paddle.no_grad():
+            biased = x.detach().astype("float32").var(axis=axes, unbiased=False)
+            return (1 - self.momentum) * biased / max(count - 1, 1)
 
 
 class BatchNorm1d(_BatchNorm):
