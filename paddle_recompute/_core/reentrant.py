@@ -59,6 +59,7 @@ __all__ = ["run_reentrant"]
 _API = "recompute(use_reentrant=True)"
 _GRAD_CODE = inspect.unwrap(_dygraph_base.grad).__code__
 _NO_CONTEXT = contextlib.nullcontext()
+_NOTHING_STASHED: frozenset = frozenset()
 # What ``Tensor.is_floating_point()`` accepts, as a set (that method costs ~1.5 µs a call).
 _FLOAT_DTYPES = frozenset((paddle.float16, paddle.bfloat16, paddle.float32, paddle.float64))
 _READY_BEFORE = (
@@ -168,7 +169,13 @@ def _mark_outputs(ctx, out_tensors, inputs, n_inputs) -> list:
 
 
 def _is_input_alias(t, inputs, n_inputs) -> bool:
-    return any(t is i for i in inputs) or any(t._is_shared_buffer_with(i) for i in inputs[:n_inputs])
+    for i in inputs:  # loops, not any(genexpr): this runs per output of every region
+        if t is i:
+            return True
+    for i in inputs[:n_inputs]:
+        if t._is_shared_buffer_with(i):
+            return True
+    return False
 
 
 def _fresh_alias(t):
@@ -308,15 +315,24 @@ def run_reentrant(function, args, kwargs, *, state_roots, preserve_rng_state, of
     frame.stashed = _stash_inputs(frame.inputs, offload, stash)
     frame.state = ForwardState(preserve_rng_state, state_roots)
     frame.params = layer_call_params(function, frame.state.layers)
-    frame.anchored = frame.params is None and all(t.stop_gradient for t in tensors)
+    frame.anchored = frame.params is None and _none_needs_grad(tensors)
     frame.backward_runs = 0
     extra = frame.params if frame.params is not None else ((_anchor(),) if frame.anchored else ())
     outputs = _RecomputeLayer.apply(frame, *tensors, *extra)
     return _finish(frame, outputs)
 
 
+def _none_needs_grad(tensors) -> bool:
+    for t in tensors:
+        if not t.stop_gradient:
+            return False
+    return True
+
+
 def _stash_inputs(inputs: list, offload, stash) -> frozenset:
     """Replace inputs by their stashes in place; returns the indices replaced."""
+    if not offload and stash is None:
+        return _NOTHING_STASHED
     for _, leaf in offload:
         t = inputs[leaf]
         inputs[leaf] = HostCopy(*to_host(t), path_marker(t))
