@@ -141,8 +141,8 @@ class RngState:
         self.device = device = _accelerator()
         self.device_state = _device_get(device) if device else None
         self.tracker = _TRACKER.get_states_tracker() if _TRACKER.states_ else None
-        self.np = NUMPY.get() if like is None or like.np is not None else None
-        self.py = PYRANDOM.get() if like is None or like.py is not None else None
+        self.np = NUMPY.snapshot() if like is None or like.np is not None else None
+        self.py = PYRANDOM.snapshot() if like is None or like.py is not None else None
         manager = _paddle_custom_manager()
         self.custom = (manager, manager.custom_get_state_func()) if manager else None
         self.providers = {n: get() for n, (get, _) in _PROVIDERS.items()} if _PROVIDERS else None
