@@ -65,7 +65,7 @@ _NO_CONTEXT = contextlib.nullcontext()
 class _Frame:
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
-        "early_stop", "check", "last_pack_ns", "trace", "recompute_context", "kept",
+        "early_stop", "check", "last_pack_ns", "end_ns", "trace", "recompute_context", "kept",
     )
 
     def observing(self):
@@ -74,7 +74,7 @@ class _Frame:
 
     def finish(self, early_stop: bool) -> None:
         """After the forward: stop reruns early only where the region's tail is worth it."""
-        self.early_stop = early_stop and _clock() - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
+        self.early_stop = early_stop and self.end_ns - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
 
     def pack(self, tensor):
         handle = _Handle(self, len(self.refs))
@@ -184,6 +184,18 @@ def _run_pushed(frame, function, args, kwargs):
         _hooks.pop(frame)
 
 
+def _forward(frame, function, args, kwargs):
+    """The region's forward; notes when the function itself ended (the tail that early stop
+    can save is from the last saved tensor to there, not to the end of our bookkeeping)."""
+    _hooks.push(frame)
+    try:
+        out = function(*args, **kwargs)
+        frame.end_ns = _clock()
+    finally:
+        _hooks.pop(frame)
+    return out
+
+
 def _contexts(context_fn):
     if context_fn is None:
         return None, None
@@ -225,10 +237,10 @@ def run_non_reentrant(
     frame.state = ForwardState(preserve_rng_state, state_roots)
     observing = frame.observing()
     if forward_context is None and observing is None:  # the common case: no no-op contexts
-        out = _run_pushed(frame, function, args, kwargs)
+        out = _forward(frame, function, args, kwargs)
     else:
         with forward_context or _NO_CONTEXT, observing or _NO_CONTEXT:
-            out = _run_pushed(frame, function, args, kwargs)
+            out = _forward(frame, function, args, kwargs)
     frame.state.forward_done()
     frame.finish(early_stop)
     return out
