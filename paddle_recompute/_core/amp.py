@@ -7,9 +7,7 @@ replays the exact state (``paddle.amp.auto_cast`` would re-validate and remap dt
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-from collections.abc import Iterator
 
 from paddle.base import core, framework
 
@@ -86,13 +84,16 @@ class AmpState:
             previous.apply()
 
 
-@contextlib.contextmanager
-def amp_disabled() -> Iterator[None]:
-    """Autocast off (for the inner backward), restored afterwards."""
-    tracer = _GLOBAL._dygraph_tracer_
-    level = tracer._amp_level
-    tracer._amp_level = _O0
-    try:
-        yield
-    finally:
-        tracer._amp_level = level
+class amp_disabled:
+    """Context manager: autocast off (for the inner backward), restored afterwards.  A class,
+    not a generator context manager: it runs once per reentrant backward."""
+
+    __slots__ = ("tracer", "level")
+
+    def __enter__(self) -> None:
+        self.tracer = tracer = _GLOBAL._dygraph_tracer_
+        self.level = tracer._amp_level
+        tracer._amp_level = _O0
+
+    def __exit__(self, *exc: object) -> None:
+        self.tracer._amp_level = self.level
