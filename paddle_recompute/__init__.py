@@ -13,6 +13,7 @@ from ._core.layers import register_stateful_layer
 from ._core.rng import register_rng_state
 from ._entry.presets import apply_recompute_granularity
 from ._entry.recompute import recompute
+from ._interop.hybrid import recompute_hybrid
 from ._interop.patch import is_patched, paddle_patched, patch_paddle, unpatch_paddle
 from ._interop.sequential import recompute_sequential
 from ._interop.torch_api import checkpoint, checkpoint_sequential
@@ -32,6 +33,7 @@ __all__ = [
     "planner",
     "policies",
     "recompute",
+    "recompute_hybrid",
     "recompute_sequential",
     "register_rng_state",
     "register_stateful_layer",

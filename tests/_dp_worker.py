@@ -6,9 +6,6 @@ any exception as ``error-<scenario>-rank<r>.txt`` so the test names what failed.
 
 from __future__ import annotations
 
-import os
-import traceback
-
 import numpy as np
 import paddle
 from paddle import nn
@@ -111,12 +108,8 @@ def tracker_grads(use_recompute, mode, rank):
             "next": next_draw}
 
 
-def _save(out_dir, name, arrays):
-    for key, value in arrays.items():
-        np.save(os.path.join(out_dir, f"{name}--{key.replace('.', '_')}.npy"), value)
-
-
 def worker(out_dir: str) -> None:
+    import _spawn
     import paddle.distributed as dist
 
     dist.init_parallel_env()
@@ -134,17 +127,5 @@ def worker(out_dir: str) -> None:
     # with a clear error on both ranks alike (so neither waits on the other).
     scenarios.append(("dp-shared_closure-reentrant",
                       lambda: train("shared_closure", True, rank, world, True)))
-    for name, run in scenarios:
-        try:
-            result = run()
-        except BaseException:
-            with open(os.path.join(out_dir, f"error-{name}-rank{rank}.txt"), "w") as f:
-                f.write(traceback.format_exc())
-            if name != "dp-shared_closure-reentrant":
-                raise  # unexpected: stop rather than desynchronise the ranks
-            continue
-        if name.startswith("tracker") or rank == 0:
-            _save(out_dir, f"{name}-rank{rank}", result)
-        dist.barrier()
-    with open(os.path.join(out_dir, f"done-rank{rank}"), "w") as f:
-        f.write("ok")
+    _spawn.run_scenarios(out_dir, scenarios, may_fail={"dp-shared_closure-reentrant"},
+                         keep=lambda name: name.startswith("tracker") or rank == 0)

@@ -47,6 +47,16 @@ def _no_leaked_global_state(request):
         leaks.append("autocast left on")
     if _hooks.active_frames():
         leaks.append(f"hook frames left on the stack: {_hooks.active_frames()}")
-        _hooks._STACK.clear()
-        core.eager.reset_saved_tensors_hooks()
+        _hooks.forget_all()
     assert not leaks, "; ".join(leaks)
+
+
+@pytest.fixture
+def never_left_patched():
+    """After the test: fail if it left Paddle patched (and unpatch it)."""
+    yield
+    from paddle_recompute import is_patched, unpatch_paddle
+
+    leaked = is_patched()
+    unpatch_paddle()
+    assert not leaked, "a test left Paddle patched"

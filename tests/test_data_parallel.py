@@ -6,47 +6,20 @@ in both processes; the tests compare what the workers saved with runs in this pr
 
 import glob
 import os
-import time
 
 import _dp_worker
+import _spawn
 import numpy as np
 import pytest
 
-SPAWN_TIMEOUT_S = 120
 MODES = ["reentrant", "non_reentrant"]
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    import paddle.distributed as dist
-
     out_dir = str(tmp_path_factory.mktemp("dp"))
-    try:
-        context = dist.spawn(_dp_worker.worker, args=(out_dir,), nprocs=2, backend="gloo", join=False)
-    except Exception as exc:  # the sandbox forbids processes or local sockets
-        pytest.skip(f"paddle.distributed.spawn(backend='gloo') cannot start here: {exc!r}")
-    deadline = time.monotonic() + SPAWN_TIMEOUT_S
-    failure = None
-    try:
-        while not context.join(timeout=1):
-            if time.monotonic() > deadline:
-                failure = f"the workers did not finish within {SPAWN_TIMEOUT_S} s"
-                break
-    except Exception as exc:  # a worker raised
-        failure = repr(exc)
-    finally:
-        for process in context.processes:
-            if process.is_alive():
-                process.terminate()
-    unexpected = [path for path in glob.glob(os.path.join(out_dir, "error-*"))
-                  if "dp-shared_closure-reentrant" not in path]
-    if unexpected:
-        pytest.fail("worker errors:\n" + "\n".join(open(p).read() for p in unexpected))
-    if failure is not None:
-        done = glob.glob(os.path.join(out_dir, "done-*"))
-        if not done and not glob.glob(os.path.join(out_dir, "*.npy")):
-            pytest.skip(f"gloo workers could not run here: {failure}")
-        pytest.fail(failure)
+    _spawn.spawn(_dp_worker.worker, out_dir, expected_errors=("dp-shared_closure-reentrant",),
+                 skip_if_nothing_ran=True)
     return out_dir
 
 

@@ -3,8 +3,8 @@
 A recomputation that takes another path than the forward is caught by comparing the
 metadata (count, shape, dtype, place) of what it produces with the forward's: the saved
 tensors in non-reentrant mode, the outputs in reentrant mode.  Errors raised inside
-backward reach the caller wrapped by Paddle in an ``OSError`` whose message carries the
-original ``RecomputeError: ...`` text.
+backward reach the caller as ``RecomputeError`` itself, although Paddle's engine converts
+them to ``OSError`` on the way (NOTE [ Errors in backward ]).
 """
 
 import re
@@ -57,7 +57,7 @@ def count_saved(fn, *args) -> int:
     return len(packed)
 
 
-ERRORS = (RecomputeError, OSError)
+ERRORS = RecomputeError  # caught as itself, not as Paddle's OSError
 
 
 def backward_error(model, use_reentrant, **options) -> str:
@@ -74,7 +74,6 @@ def test_non_reentrant_branch_change_names_the_saved_tensor_and_both_shapes():
     model = Branchy()
     index = count_saved(model.prefix, *inputs()[:1])  # the first tensor the branch saves
     message = backward_error(model, use_reentrant=False)
-    assert "RecomputeError" in message
     assert f"saved tensor {index} differs" in message
     assert "forward:   shape=[4, 5], dtype=paddle.float32" in message
     assert "recompute: shape=[4, 3], dtype=paddle.float32" in message
@@ -84,7 +83,6 @@ def test_non_reentrant_branch_change_names_the_saved_tensor_and_both_shapes():
 
 def test_reentrant_branch_change_names_the_output_and_both_shapes():
     message = backward_error(Branchy(), use_reentrant=True)
-    assert "RecomputeError" in message
     assert "output tensor 0 differs" in message
     assert "shape=[4, 5]" in message and "shape=[4, 3]" in message
 
@@ -93,7 +91,6 @@ def test_debug_shows_both_traces_up_to_the_first_divergence():
     model = Branchy()
     index = count_saved(model.prefix, *inputs()[:1])
     message = backward_error(model, use_reentrant=False, debug=True)
-    assert "RecomputeError" in message
     assert "first divergence" in message
     lines = message.splitlines()
     start = next(i for i, line in enumerate(lines) if "Saved-tensor trace" in line)

@@ -66,7 +66,7 @@ def assert_same_draws(a, b):
 def assert_clean():
     assert paddle.is_grad_enabled()
     assert framework._dygraph_tracer()._amp_level == core.AmpLevel.O0
-    assert _hooks._STACK == []
+    assert _hooks.active_frames() == () and not _hooks.installed()
     # Paddle accepts a raw hook pair again: ours are not installed any more.
     with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
         x = paddle.ones([2])
@@ -153,10 +153,10 @@ def test_recomputation_exception_is_carried_and_leaves_state_clean(use_reentrant
     loss = (out.astype("float32") ** 2).sum()
     before_amp = amp_state()
     snapshot = rng_snapshot()
-    with pytest.raises((Boom, OSError)) as info:
+    with pytest.raises(Boom) as info:  # as itself, not Paddle's OSError
         loss.backward()
     assert model.calls == 2
-    assert "Boom" in str(info.value) and "boom on call 2" in str(info.value)
+    assert "boom on call 2" in str(info.value)
     assert amp_state() == before_amp
     # The rerun replayed the forward's random states and drew from them; every generator
     # is back where it was before backward.

@@ -79,6 +79,22 @@ def test_public_api_lists_offload_in_signature():
     assert "offload_indices" in inspect.signature(paddle_recompute.recompute).parameters
 
 
+def test_offloaded_non_leaf_input_keeps_its_path_under_paddle_grad(use_reentrant):
+    """paddle.grad w.r.t. a leaf upstream of an offloaded non-leaf input: the host copy has no
+    grad node, so the region must remember the input's (it once returned None here)."""
+    block = _block()
+    w = paddle.randn([6, 6])
+    w.stop_gradient = False
+    x = paddle.randn([3, 6])
+
+    def grad_of_w(**options):
+        h = x @ w  # a non-leaf input
+        y = recompute(block, h, use_reentrant=use_reentrant, **options) if options else block(h)
+        (g,) = paddle.grad(y.sum(), [w])
+        return g.numpy()
+
+    np.testing.assert_array_equal(grad_of_w(offload_indices=[0]), grad_of_w())
+
 # --------------------------------------------------------------------------- NOTE [ Strided copies ]
 
 

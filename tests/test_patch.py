@@ -62,12 +62,7 @@ def spy(monkeypatch):
     return counts
 
 
-@pytest.fixture(autouse=True)
-def _never_left_patched():
-    yield
-    leaked = is_patched()
-    unpatch_paddle()
-    assert not leaked, "a test left Paddle patched"
+pytestmark = pytest.mark.usefixtures("never_left_patched")
 
 
 def grads(call, block, x):

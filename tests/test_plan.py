@@ -154,8 +154,10 @@ def test_registered_kind_is_planned_and_applied(gpt):
     def reentrant(forward):
         return lambda *a, **k: pr.recompute(forward, *a, use_reentrant=True, **k)
 
-    def cheap_full(block, prof):  # same memory as "full", but claims to be cheaper
-        return [("full-reentrant", block.input_bytes, (block.recompute_s or 0) / 2, (block.name,))]
+    def cheap_full(block, prof):  # same memory as "full", but claims to cost nothing
+        # (a claimed cost of 0, not a fraction of the measured one: measured times are noisy
+        # on a loaded machine, and this test is about the registration, not the timing)
+        return [("full-reentrant", block.input_bytes, 0.0, (block.name,))]
 
     pr.planner.register_option("full-reentrant", cheap_full, reentrant)
     try:

@@ -7,9 +7,7 @@ replays the exact state (``paddle.amp.auto_cast`` would re-validate and remap dt
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-from collections.abc import Iterator
 
 from paddle.base import core, framework
 
@@ -20,16 +18,17 @@ _O0 = core.AmpLevel.O0
 _auto_cast_module = importlib.import_module("paddle.amp.auto_cast")
 
 
-def _tracer():
-    return framework._dygraph_tracer()
+# Paddle keeps the dygraph tracer in a thread-local (``framework.global_var``); reading the
+# attribute directly is ``framework._dygraph_tracer()`` without two Python calls per use.
+_GLOBAL = framework.global_var
 
 
 def grad_enabled() -> bool:
-    return bool(_tracer()._has_grad)
+    return bool(_GLOBAL._dygraph_tracer_._has_grad)
 
 
 def set_grad_enabled(flag: bool) -> None:
-    _tracer()._has_grad = flag
+    _GLOBAL._dygraph_tracer_._has_grad = flag
 
 
 class AmpState:
@@ -43,13 +42,13 @@ class AmpState:
 
     @classmethod
     def capture(cls) -> AmpState | None:
-        if _tracer()._amp_level == _O0:
+        if _GLOBAL._dygraph_tracer_._amp_level == _O0:
             return None
         return cls.capture_full()
 
     @classmethod
     def capture_full(cls) -> AmpState:
-        tracer = _tracer()
+        tracer = _GLOBAL._dygraph_tracer_
         self = cls.__new__(cls)
         self.level = tracer._amp_level
         self.dtype = tracer._amp_dtype
@@ -59,7 +58,7 @@ class AmpState:
         return self
 
     def apply(self) -> None:
-        tracer = _tracer()
+        tracer = _GLOBAL._dygraph_tracer_
         tracer._amp_level = self.level
         tracer._amp_dtype = self.dtype
         tracer._set_amp_op_list(*self.lists)
@@ -73,7 +72,7 @@ class AmpState:
             current = AmpState.capture()
             if current is None:
                 return False
-            _tracer()._amp_level = _O0
+            _GLOBAL._dygraph_tracer_._amp_level = _O0
             return current
         current = AmpState.capture_full()
         target.apply()
@@ -85,13 +84,16 @@ class AmpState:
             previous.apply()
 
 
-@contextlib.contextmanager
-def amp_disabled() -> Iterator[None]:
-    """Autocast off (for the inner backward), restored afterwards."""
-    tracer = _tracer()
-    level = tracer._amp_level
-    tracer._amp_level = _O0
-    try:
-        yield
-    finally:
-        tracer._amp_level = level
+class amp_disabled:
+    """Context manager: autocast off (for the inner backward), restored afterwards.  A class,
+    not a generator context manager: it runs once per reentrant backward."""
+
+    __slots__ = ("tracer", "level")
+
+    def __enter__(self) -> None:
+        self.tracer = tracer = _GLOBAL._dygraph_tracer_
+        self.level = tracer._amp_level
+        tracer._amp_level = _O0
+
+    def __exit__(self, *exc: object) -> None:
+        self.tracer._amp_level = self.level

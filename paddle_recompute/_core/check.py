@@ -16,9 +16,10 @@ _ONE_PLACE = not (core.is_compiled_with_cuda() or core.is_compiled_with_xpu()
 
 
 def tensor_meta(t) -> tuple:
+    """Shape, dtype (and place): ``t.shape`` is a fresh list each read, kept as it is."""
     if _ONE_PLACE:
-        return (tuple(t.shape), t.dtype)
-    return (tuple(t.shape), t.dtype, t.place)
+        return (t.shape, t.dtype)
+    return (t.shape, t.dtype, t.place)
 
 
 def _fmt(meta) -> str:

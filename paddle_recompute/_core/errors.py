@@ -1,12 +1,104 @@
-"""The library's one error family."""
+"""The library's one error family, and how it survives Paddle's backward.
+
+NOTE [ Errors in backward ]: Paddle runs saved-tensor unpack hooks and ``PyLayer.backward``
+inside its C++ engine, which turns any Python exception raised there into
+``OSError: (External) <type>: <message>``; ``except RecomputeError`` would never see a
+recomputation that failed in backward.  So the places where our code runs inside backward
+(unpack hooks, reruns' pack hooks, the reentrant backward) note the exception, per thread,
+before it leaves for Paddle; that includes an exception of the recomputed function itself
+during its rerun.  The engine's entry points
+(``core.eager.run_backward`` and ``run_partial_grad``, behind ``Tensor.backward``,
+``paddle.autograd.backward`` and ``paddle.grad``) are wrapped: when Paddle's error carries a
+noted exception's message, the noted exception is raised instead, chained to Paddle's
+(``raise noted from paddle_error``).  Paddle's own errors, and exceptions raised in backward
+outside our hooks (a user's gradient hook, a user PyLayer), pass through unchanged.
+"""
 
 from __future__ import annotations
 
-__all__ = ["RecomputeError"]
+import threading
+
+from paddle.base import core
+
+__all__ = ["RecomputeError", "note_backward_error", "noted", "install_backward_errors"]
 
 
 class RecomputeError(RuntimeError):
     """Raised when recomputation cannot reproduce the forward pass.
 
-    Messages start with the API name, say what differed and how to fix it.
+    Messages start with the API name, say what differed and how to fix it.  Raised in
+    backward too, as itself (NOTE [ Errors in backward ]).
     """
+
+
+_NOTED = threading.local()
+
+
+def note_backward_error(exc: BaseException) -> None:
+    """Remember ``exc``, raised by our code inside Paddle's backward, for the engine wrapper.
+
+    A rerun inside an unpack hook can fail in a pack hook, which Paddle converts once on the
+    way out of the rerun's operator: the first exception noted stays while later ones are
+    Paddle's conversions of it.
+    """
+    if not isinstance(exc, Exception):
+        return
+    noted = getattr(_NOTED, "exc", None)
+    if noted is None or not _converts(exc, noted):
+        _NOTED.exc = exc
+
+
+def noted(exc: Exception) -> Exception:
+    """``raise noted(exc)`` from code that runs inside backward: :func:`note_backward_error`."""
+    note_backward_error(exc)
+    return exc
+
+
+def _converts(paddle_error: BaseException, noted: BaseException) -> bool:
+    """Whether ``paddle_error`` is Paddle's ``(External) <type>: <message>`` of ``noted``."""
+    text = str(paddle_error)
+    first_line = str(noted).split("\n", 1)[0]
+    return paddle_error is noted or (type(noted).__name__ in text and first_line in text)
+
+
+def _take_noted():
+    exc = getattr(_NOTED, "exc", None)
+    _NOTED.exc = None
+    return exc
+
+
+def _restored(paddle_error: BaseException):
+    """The noted exception if ``paddle_error`` is Paddle's conversion of it, else None."""
+    noted = _take_noted()
+    return noted if noted is not None and _converts(paddle_error, noted) else None
+
+
+def _wrap_engine(run):
+    def engine(*args, **kwargs):
+        _NOTED.exc = None
+        try:
+            return run(*args, **kwargs)
+        except Exception as paddle_error:
+            noted = _restored(paddle_error)
+            if noted is None:
+                raise
+            raise noted from paddle_error
+
+    engine.__wrapped__ = run
+    engine.__name__ = getattr(run, "__name__", "engine")
+    return engine
+
+
+_ENGINE = {name: getattr(core.eager, name) for name in ("run_backward", "run_partial_grad")}
+
+
+def install_backward_errors() -> None:
+    """Wrap Paddle's engine entry points (idempotent)."""
+    for name, run in _ENGINE.items():
+        if getattr(core.eager, name) is run:
+            setattr(core.eager, name, _wrap_engine(run))
+
+
+def uninstall_backward_errors() -> None:
+    for name, run in _ENGINE.items():
+        setattr(core.eager, name, run)

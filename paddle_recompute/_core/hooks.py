@@ -1,9 +1,20 @@
-"""One process-wide pair of saved-tensor hooks, shared by a stack of frames.
+"""One process-wide pair of saved-tensor hooks, shared by a stack of frames per thread.
 
 Paddle allows a single ``saved_tensors_hooks`` pair at a time, so regions cannot each
 install their own.  Instead the first active frame installs one dispatching pair and every
 frame (recompute regions, recomputations, offload, user hooks registered through
-:func:`saved_tensors_hooks`) pushes itself on a stack; the innermost frame packs.
+:func:`saved_tensors_hooks`) pushes itself on its thread's stack; the innermost frame of
+the thread that saves a tensor packs it.
+
+NOTE [ Threads ]: Paddle's hook slot is process-wide, but grad mode, autocast and the
+``sys.settrace`` that early stop uses are per thread, and so are the frame stacks here.
+While any thread has a frame, the dispatching pair is installed for all of them; a thread
+with no frame of its own saves through it as plain Paddle would (a detached view, held
+until backward: :class:`Kept`), so another thread's training, evaluation or EMA model is
+neither captured by a region nor changed by it.  Installing and removing the pair happen
+under a lock.  Paddle's random generators, however, are process-wide: threads that draw
+random numbers at the same time interleave their draws (with or without recompute), and a
+region's rerun replays its forward's state only if no other thread draws meanwhile.
 
 Invariant: the object a frame's ``pack`` returns has an ``unpack()`` method, and
 ``obj.unpack()`` equals the packed tensor in value, shape, dtype and place.
@@ -12,25 +23,35 @@ Invariant: the object a frame's ``pack`` returns has an ``unpack()`` method, and
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from paddle.base import core
 
+from . import errors
 from .amp import set_grad_enabled
 from .errors import RecomputeError
 
-__all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "UserFrame", "Kept"]
+__all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "top", "UserFrame",
+           "Kept", "installed", "adopt_exit"]
 
-_STACK: list = []
-_ADOPTED: list = []  # raw Paddle pairs at the bottom of _STACK, see NOTE [ Raw hooks ]
-RAW_ACTIVE: list = []  # raw pairs in Paddle's slot, entered through Paddle's class; innermost last
+_get_ident = threading.get_ident
+_STACKS: dict[int, list] = {}  # thread ident -> its frames, innermost last (threads with frames)
+_LOCK = threading.RLock()
+_STATE = {"installed": False, "owned": 0}  # our pair in Paddle's slot; frames pushed, all threads
+_ADOPTED: list = []  # (raw pair, thread) at the bottom of a thread's stack, NOTE [ Raw hooks ]
+RAW_ACTIVE: list = []  # (raw pair, thread) in Paddle's slot, entered through Paddle's class
 
 
 def _pack(tensor):
     try:
-        return _STACK[-1].pack(tensor)
-    except BaseException:
+        stack = _STACKS.get(_get_ident())
+        if not stack:  # a thread without regions: see NOTE [ Threads ]
+            return Kept(tensor)
+        return stack[-1].pack(tensor)
+    except BaseException as exc:
+        errors.note_backward_error(exc)  # a rerun's pack hook runs inside backward
         _regrad()
         raise
 
@@ -38,7 +59,8 @@ def _pack(tensor):
 def _unpack(packed):
     try:
         return packed.unpack()
-    except BaseException:
+    except BaseException as exc:
+        errors.note_backward_error(exc)
         _regrad()
         raise
 
@@ -55,16 +77,29 @@ def _regrad() -> None:
 
 
 def active_frames() -> tuple:
-    return tuple(_STACK)
+    """This thread's frames, outermost first."""
+    return tuple(_STACKS.get(_get_ident(), ()))
+
+
+def top():
+    """This thread's innermost frame, or None."""
+    stack = _STACKS.get(_get_ident())
+    return stack[-1] if stack else None
+
+
+def installed() -> bool:
+    """Whether the dispatching pair holds Paddle's slot (some thread has a frame)."""
+    return _STATE["installed"]
 
 
 def _install() -> None:
-    raw = RAW_ACTIVE[-1] if RAW_ACTIVE else None
-    if raw is not None:  # see NOTE [ Raw hooks ]
+    if RAW_ACTIVE:  # see NOTE [ Raw hooks ]
+        raw, thread = RAW_ACTIVE[-1]
         core.eager.reset_saved_tensors_hooks()
-        _ADOPTED.append(raw)
-        _STACK.append(UserFrame(raw.pack_hook, raw.unpack_hook))
+        _ADOPTED.append((raw, thread))
+        _STACKS.setdefault(thread, []).insert(0, UserFrame(raw.pack_hook, raw.unpack_hook))
         core.eager.register_saved_tensors_hooks(_pack, _unpack)  # the slot is free now
+        _STATE["installed"] = True
         return
     try:
         core.eager.register_saved_tensors_hooks(_pack, _unpack)
@@ -76,33 +111,66 @@ def _install() -> None:
             "paddle_recompute.saved_tensors_hooks(pack, unpack) or enter "
             "paddle.autograd.saved_tensors_hooks instead: those compose with recompute regions."
         ) from exc
+    _STATE["installed"] = True
 
 
 def _uninstall() -> None:
     """Give Paddle's slot back: to nothing, or to the raw pair a region adopted."""
     core.eager.reset_saved_tensors_hooks()
-    _STACK.clear()
+    _STATE["installed"] = False
+    _STACKS.clear()
     if _ADOPTED:
-        raw = _ADOPTED.pop()
+        raw, _thread = _ADOPTED.pop()
         core.eager.register_saved_tensors_hooks(raw.pack_hook, raw.unpack_hook)
 
 
+def adopt_exit(raw) -> bool:
+    """A raw pair that a region adopted is exited: drop its frame (True if it was adopted)."""
+    with _LOCK:
+        for i, (pair, thread) in enumerate(_ADOPTED):
+            if pair is raw:
+                del _ADOPTED[i]
+                stack = _STACKS.get(thread)
+                if stack:
+                    stack.pop(0)
+                    if not stack:
+                        del _STACKS[thread]
+                return True
+    return False
+
+
 def push(frame) -> None:
-    """Make ``frame`` the innermost packer (installs the dispatching pair if needed)."""
-    if not _STACK:
-        _install()
-    _STACK.append(frame)
+    """Make ``frame`` this thread's innermost packer (installs the dispatching pair if needed)."""
+    with _LOCK:
+        if not _STATE["installed"]:
+            _install()
+        _STACKS.setdefault(_get_ident(), []).append(frame)
+        _STATE["owned"] += 1
 
 
 def pop(frame) -> None:
-    """Undo :func:`push` of ``frame`` (the innermost frame)."""
-    if not _STACK or _STACK[-1] is not frame:
-        raise RecomputeError(
-            "saved-tensor hooks were exited out of order: each must be exited inside the "
-            "region or hook context it was entered in"
-        )
-    _STACK.pop()
-    if len(_STACK) == len(_ADOPTED):
+    """Undo :func:`push` of ``frame`` (this thread's innermost frame)."""
+    with _LOCK:
+        ident = _get_ident()
+        stack = _STACKS.get(ident)
+        if not stack or stack[-1] is not frame:
+            raise RecomputeError(
+                "saved-tensor hooks were exited out of order: each must be exited inside the "
+                "region or hook context it was entered in"
+            )
+        stack.pop()
+        if not stack:
+            del _STACKS[ident]
+        _STATE["owned"] -= 1
+        if _STATE["owned"] == 0:
+            _uninstall()
+
+
+def forget_all() -> None:
+    """Drop every frame of every thread and give Paddle's slot back (test clean-up only)."""
+    with _LOCK:
+        _STATE["owned"] = 0
+        _ADOPTED.clear()
         _uninstall()
 
 

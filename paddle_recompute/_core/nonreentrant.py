@@ -65,16 +65,16 @@ _NO_CONTEXT = contextlib.nullcontext()
 class _Frame:
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
-        "early_stop", "check", "last_pack_ns", "trace", "recompute_context", "kept",
+        "early_stop", "check", "last_pack_ns", "end_ns", "trace", "recompute_context", "kept",
     )
 
     def observing(self):
-        """Context of the forward (a policy frame observes operators)."""
-        return _NO_CONTEXT
+        """Context of the forward, or None (a policy frame observes operators)."""
+        return None
 
     def finish(self, early_stop: bool) -> None:
         """After the forward: stop reruns early only where the region's tail is worth it."""
-        self.early_stop = early_stop and _clock() - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
+        self.early_stop = early_stop and self.end_ns - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
 
     def pack(self, tensor):
         handle = _Handle(self, len(self.refs))
@@ -119,9 +119,12 @@ class _Frame:
             return
         rec = self.recomputation(needed)
         args, kwargs = self._inputs()
-        context = self.recompute_context if self.recompute_context is not None else _NO_CONTEXT
-        with self.state.replayed(), context, _hooks.pushed(rec):
-            rec.stopper.run(self.function, args, kwargs)
+        with self.state.replayed():
+            if self.recompute_context is None:
+                _run_pushed(rec, rec.stopper.run, (self.function, args, kwargs), {})
+            else:
+                with self.recompute_context:
+                    _run_pushed(rec, rec.stopper.run, (self.function, args, kwargs), {})
         if not rec.stopper.stopped and self.check:
             check_count(_API, "tensors saved for backward", len(refs), rec.count, rec.trace_text())
 
@@ -172,9 +175,30 @@ class _Recomputation:
         return _DISCARDED
 
 
+def _run_pushed(frame, function, args, kwargs):
+    """``function(*args, **kwargs)`` with ``frame`` as this thread's innermost packer."""
+    _hooks.push(frame)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        _hooks.pop(frame)
+
+
+def _forward(frame, function, args, kwargs):
+    """The region's forward; notes when the function itself ended (the tail that early stop
+    can save is from the last saved tensor to there, not to the end of our bookkeeping)."""
+    _hooks.push(frame)
+    try:
+        out = function(*args, **kwargs)
+        frame.end_ns = _clock()
+    finally:
+        _hooks.pop(frame)
+    return out
+
+
 def _contexts(context_fn):
     if context_fn is None:
-        return _NO_CONTEXT, None
+        return None, None
     contexts = context_fn()
     if not (isinstance(contexts, tuple) and len(contexts) == 2):
         raise TypeError(
@@ -211,8 +235,12 @@ def run_non_reentrant(
     frame.kept = None
     forward_context, frame.recompute_context = _contexts(context_fn)
     frame.state = ForwardState(preserve_rng_state, state_roots)
-    with forward_context, frame.observing(), _hooks.pushed(frame):
-        out = function(*args, **kwargs)
+    observing = frame.observing()
+    if forward_context is None and observing is None:  # the common case: no no-op contexts
+        out = _forward(frame, function, args, kwargs)
+    else:
+        with forward_context or _NO_CONTEXT, observing or _NO_CONTEXT:
+            out = _forward(frame, function, args, kwargs)
     frame.state.forward_done()
     frame.finish(early_stop)
     return out

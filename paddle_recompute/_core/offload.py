@@ -17,7 +17,7 @@ from paddle.base import core
 
 from . import ops
 
-__all__ = ["to_host", "to_place"]
+__all__ = ["to_host", "to_place", "path_marker", "Stash", "HostCopy"]
 
 _CUDA = core.is_compiled_with_cuda()
 
@@ -61,3 +61,52 @@ def _copied(t: paddle.Tensor, copy) -> paddle.Tensor:
     with ops.unobserved(), paddle.no_grad():  # our copies are no operator of the region
         whole = paddle.as_strided(t, [t._holder_size() // t.element_size()], [1], 0)
         return paddle.as_strided(copy(whole), t.shape, t.get_strides(), t._offset())
+
+
+def path_marker(t: paddle.Tensor) -> paddle.Tensor | None:
+    """A zero-element tensor whose grad node leads to ``t``'s; None when ``t`` is a leaf or
+    needs no gradient.  See NOTE [ Stashed inputs ] in ``reentrant.py``: reading
+    ``t.grad_fn`` now would leak the graph whenever no backward follows (Paddle 3.3)."""
+    if t.stop_gradient or t.is_leaf:
+        return None
+    # index_select's grad node keeps only its input's shape (slicing or summing would keep
+    # the memory or read every element).
+    none = paddle.zeros([0], dtype="int64")
+    return paddle.index_select(t if t.ndim else t.reshape([1]), none, axis=0)
+
+
+class Stash:
+    """Base of what a reentrant region keeps in place of an input (NOTE [ Stashed inputs ]).
+
+    Subclasses set ``marker`` (``path_marker(t)``) and define ``restore()``, which gives
+    back a tensor equal to the input in value, shape, dtype, place and ``stop_gradient``.
+    """
+
+    __slots__ = ("marker",)
+
+    @property
+    def grad_fn(self):
+        """The input's path into the graph (read only under ``paddle.grad``), or None."""
+        return None if self.marker is None else self.marker.grad_fn
+
+
+class HostCopy(Stash):
+    """An input kept on the host until backward.  Build one with ``HostCopy.of(t)``, or
+    from ``to_host(t)``'s result."""
+
+    __slots__ = ("host", "place")
+
+    def __init__(self, host: paddle.Tensor, place, marker):
+        self.host, self.place, self.marker = host, place, marker
+
+    @classmethod
+    def of(cls, t: paddle.Tensor) -> HostCopy:
+        return cls(*to_host(t), path_marker(t))
+
+    def restore(self) -> paddle.Tensor:
+        return to_place(self.host, self.place)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this stash holds."""
+        return self.host._numel() * self.host.element_size()

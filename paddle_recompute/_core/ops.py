@@ -18,6 +18,7 @@ Operators implemented on the C tensor type (``x + y``, ``x * y``, ``x @ y``, ``x
 from __future__ import annotations
 
 import re
+import threading
 
 import paddle
 from paddle import _C_ops
@@ -44,10 +45,17 @@ def draws_random(op: str) -> bool:
     return _RANDOM.search(op) is not None
 
 
+_OFF = threading.local()  # per thread: inside `unobserved`
+_stacks, _ident = hooks._STACKS, threading.get_ident
+
+
 def _wrap(name: str, fn):
-    stack = hooks._STACK
+    raw = ORIGINALS.get(name, fn)
 
     def op(*args, **kwargs):
+        if getattr(_OFF, "on", False):
+            return raw(*args, **kwargs)
+        stack = _stacks.get(_ident())  # this thread's frames (NOTE [ Threads ] in hooks.py)
         if stack:
             observe = getattr(stack[-1], "observe_op", None)
             if observe is not None:
@@ -59,9 +67,18 @@ def _wrap(name: str, fn):
     return op
 
 
+def _observer():
+    """This thread's innermost frame's ``observe_op``, or None (also inside ``unobserved``)."""
+    if getattr(_OFF, "on", False):
+        return None
+    stack = _stacks.get(_ident())
+    return getattr(stack[-1], "observe_op", None) if stack else None
+
+
 _WRAPPED = {name: _wrap(name, fn) for name, fn in ORIGINALS.items()}
-_WRAPPED_METHODS = tensor_methods.wrapped(hooks._STACK)
+_WRAPPED_METHODS = tensor_methods.wrapped(_observer)
 _DEPTH = [0]
+_LOCK = threading.Lock()
 
 
 def _swap(functions: dict, methods: dict) -> None:
@@ -76,23 +93,30 @@ def is_installed() -> bool:
 
 
 class installed:
-    """Context manager: operators observed for the body (nested-safe, restored in ``finally``)."""
+    """Context manager: operators observed for the body (nested-safe, restored in ``finally``).
+
+    The wrappers are process-wide while any thread is inside; each thread's calls go to its
+    own innermost frame, and straight to the kernel in threads without one.
+    """
 
     __slots__ = ()
 
     def __enter__(self) -> None:
-        if _DEPTH[0] == 0:
-            _swap(_WRAPPED, _WRAPPED_METHODS)
-        _DEPTH[0] += 1
+        with _LOCK:
+            if _DEPTH[0] == 0:
+                _swap(_WRAPPED, _WRAPPED_METHODS)
+            _DEPTH[0] += 1
 
     def __exit__(self, *exc: object) -> None:
-        _DEPTH[0] -= 1
-        if _DEPTH[0] == 0:
-            _swap(ORIGINALS, tensor_methods.ORIGINALS)
+        with _LOCK:
+            _DEPTH[0] -= 1
+            if _DEPTH[0] == 0:
+                _swap(ORIGINALS, tensor_methods.ORIGINALS)
 
 
 class unobserved:
-    """Context manager: the original operators for the body, even inside a policy region.
+    """Context manager: this thread's operators are not observed in the body, even inside a
+    policy region.
 
     For work a region does on its own behalf (calibrating, rebuilding a dropout output) that
     must not be numbered as the recomputed function's operators.
@@ -101,10 +125,8 @@ class unobserved:
     __slots__ = ("was",)
 
     def __enter__(self) -> None:
-        self.was = _DEPTH[0] > 0
-        if self.was:
-            _swap(ORIGINALS, tensor_methods.ORIGINALS)
+        self.was = getattr(_OFF, "on", False)
+        _OFF.on = True
 
     def __exit__(self, *exc: object) -> None:
-        if self.was:
-            _swap(_WRAPPED, _WRAPPED_METHODS)
+        _OFF.on = self.was

@@ -6,14 +6,20 @@ entering ``paddle.autograd.saved_tensors_hooks`` inside a region (Paddle: "only 
 of hooks is allowed at a time"), and starting a region inside one (our pair cannot be
 installed).  Paddle's own non-reentrant recompute and user code meet both.  So Paddle's
 class gets an ``__enter__`` / ``__exit__`` that differ from Paddle's only in those two
-cases: inside a region, the pair is pushed on our frame stack (it packs what the body
-saves, like ``paddle_recompute.saved_tensors_hooks``); and a region started inside a raw
-pair *adopts* it, as the bottom frame of our stack, and hands Paddle's slot back to it
-when the last region ends.  Everywhere else the class behaves exactly as Paddle's.
+cases: while our pair is installed (a region is open in any thread), the pair is pushed on
+the entering thread's frame stack (it packs what that thread's body saves, like
+``paddle_recompute.saved_tensors_hooks``); and a region started while a raw pair holds
+Paddle's slot *adopts* it, as the bottom frame of the stack of the thread that entered it,
+and hands Paddle's slot back to it when the last region ends (or forgets it, if that thread
+exits it first).  Everywhere else the class behaves exactly as Paddle's.  A pair put into
+Paddle's core directly (``core.eager.register_saved_tensors_hooks``) cannot be adopted: a
+region then raises ``RecomputeError``, in any thread (NOTE [ Threads ] in ``hooks.py``).
 Installed when ``paddle_recompute`` is imported; ``uninstall()`` puts Paddle's methods back.
 """
 
 from __future__ import annotations
+
+import threading
 
 import paddle
 
@@ -28,13 +34,13 @@ _FRAME_ATTR = "_paddle_recompute_frame"
 
 
 def _enter(self) -> None:
-    if hooks.active_frames():
+    if hooks.installed():  # some thread has a region: this thread's saves go through our pair
         frame = hooks.UserFrame(self.pack_hook, self.unpack_hook)
         setattr(self, _FRAME_ATTR, frame)
         hooks.push(frame)
         return
     _PADDLE_ENTER(self)
-    hooks.RAW_ACTIVE.append(self)
+    hooks.RAW_ACTIVE.append((self, threading.get_ident()))
 
 
 def _exit(self, *exc: object) -> None:
@@ -42,9 +48,12 @@ def _exit(self, *exc: object) -> None:
     if frame is not None:
         hooks.pop(frame)
         return
-    _PADDLE_EXIT(self, *exc)
-    if hooks.RAW_ACTIVE and hooks.RAW_ACTIVE[-1] is self:
-        hooks.RAW_ACTIVE.pop()
+    if not hooks.adopt_exit(self):  # an adopted pair is not in Paddle's slot: ours is
+        _PADDLE_EXIT(self, *exc)
+    for i, (pair, _thread) in enumerate(hooks.RAW_ACTIVE):
+        if pair is self:
+            del hooks.RAW_ACTIVE[i]
+            break
 
 
 def install() -> None:

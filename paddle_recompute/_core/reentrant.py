@@ -22,6 +22,17 @@ NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and w
 - Inputs live on the frame, not in ``save_for_backward``.  Paddle's ``PyLayer`` crashes the
   process on a second backward through the same node (``retain_graph=True``); a gradient
   hook on the outputs turns that into a clear error before the node runs.
+
+NOTE [ Stashed inputs ]: the frame may keep, instead of an input tensor, a ``Stash``: an
+object whose ``restore()`` gives back a tensor equal to the input (value, shape, dtype,
+place and ``stop_gradient``).  ``offload_indices`` keeps host copies (``HostCopy``);
+``recompute_hybrid`` keeps this rank's slice of each input (``_interop/partition.py``).  The
+frame then holds no reference to the input, so its memory is freed once nothing else holds
+it.  The ``paddle.grad`` pruning below still needs a non-leaf input's grad node, but reading
+``Tensor.grad_fn`` in forward leaks the whole graph in Paddle 3.3 whenever no backward
+follows; so a stash keeps a zero-element selection of the input (``path_marker``: its node
+leads to the input's, and it holds shapes only), whose ``grad_fn`` is read only under
+``paddle.grad``, as the inputs kept whole are.
 """
 
 from __future__ import annotations
@@ -32,14 +43,15 @@ import sys
 
 import paddle
 from paddle.autograd import PyLayer
+from paddle.base import core
 from paddle.base.dygraph import base as _dygraph_base
 
-from . import tree
+from . import errors, tree
 from .amp import amp_disabled, grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .errors import RecomputeError
 from .layers import ParamAliases, layer_call_params
-from .offload import to_host, to_place
+from .offload import HostCopy, Stash, path_marker, to_host
 from .state import ForwardState
 
 __all__ = ["run_reentrant"]
@@ -47,10 +59,11 @@ __all__ = ["run_reentrant"]
 _API = "recompute(use_reentrant=True)"
 _GRAD_CODE = inspect.unwrap(_dygraph_base.grad).__code__
 _NO_CONTEXT = contextlib.nullcontext()
+_NOTHING_STASHED: frozenset = frozenset()
 # What ``Tensor.is_floating_point()`` accepts, as a set (that method costs ~1.5 µs a call).
 _FLOAT_DTYPES = frozenset((paddle.float16, paddle.bfloat16, paddle.float32, paddle.float64))
 _READY_BEFORE = (
-    f"{_API}: under paddle.DataParallel a parameter got its gradient twice in one backward "
+    "{api}: under paddle.DataParallel a parameter got its gradient twice in one backward "
     "(Paddle: 'has been ready before'). The recomputed function is not a Layer call (a "
     "lambda, closure or plain function), so the rerun's inner backward accumulates into its "
     "parameters directly, and a parameter it shares with another region or with code "
@@ -65,15 +78,15 @@ class _Frame:
     """Everything one reentrant call needs between forward and backward."""
 
     __slots__ = (
-        "function", "spec", "n_inputs", "inputs", "host", "state", "out_spec", "out_meta",
-        "check", "params", "anchored", "backward_runs", "leaf_keys", "__weakref__",
+        "function", "spec", "n_inputs", "inputs", "stashed", "state", "out_spec", "out_meta",
+        "check", "params", "anchored", "backward_runs", "leaf_keys", "api", "__weakref__",
     )
 
     def detached_inputs(self) -> list:
         out = []
         for i, t in enumerate(self.inputs):
-            if i in self.host:
-                t = to_place(t, self.host[i])
+            if i in self.stashed:
+                t = t.restore()
             d = t.detach()
             d.stop_gradient = t.stop_gradient
             out.append(d)
@@ -82,11 +95,11 @@ class _Frame:
     def guard(self, grad):
         """Gradient hook on the outputs: refuse a second backward before Paddle crashes."""
         if self.backward_runs:
-            raise RecomputeError(
-                f"{_API} cannot run backward twice through the same region "
+            raise errors.noted(RecomputeError(
+                f"{self.api} cannot run backward twice through the same region "
                 "(backward(retain_graph=True) then backward()): Paddle's PyLayer does not "
                 "support it. Use recompute(..., use_reentrant=False), which does."
-            )
+            ))
         return grad
 
 
@@ -113,10 +126,11 @@ class _RecomputeLayer(PyLayer):
     def backward(ctx, *grads):
         try:
             return _RecomputeLayer._backward(ctx, *grads)
-        except BaseException:
+        except BaseException as exc:
             # Paddle never frees the ctx of a PyLayer backward that raised (its argument
             # tuple leaks); let go of the frame (inputs, states, parameters) at least.
             ctx.frame = None
+            errors.note_backward_error(exc)  # NOTE [ Errors in backward ]
             raise
 
     @staticmethod
@@ -134,11 +148,11 @@ class _RecomputeLayer(PyLayer):
         if roots:
             with amp_disabled():
                 try:
-                    paddle.autograd.backward(roots, cotangents)
+                    _inner_backward(roots, cotangents)
                 except RuntimeError as exc:
                     if "has been ready before" not in str(exc):
                         raise
-                    raise RecomputeError(_READY_BEFORE) from exc
+                    raise RecomputeError(_READY_BEFORE.format(api=frame.api)) from exc
         return _input_grads(frame, inputs, aliases)
 
 
@@ -155,7 +169,13 @@ def _mark_outputs(ctx, out_tensors, inputs, n_inputs) -> list:
 
 
 def _is_input_alias(t, inputs, n_inputs) -> bool:
-    return any(t is i for i in inputs) or any(t._is_shared_buffer_with(i) for i in inputs[:n_inputs])
+    for i in inputs:  # loops, not any(genexpr): this runs per output of every region
+        if t is i:
+            return True
+    for i in inputs[:n_inputs]:
+        if t._is_shared_buffer_with(i):
+            return True
+    return False
 
 
 def _fresh_alias(t):
@@ -166,6 +186,16 @@ def _fresh_alias(t):
         except (RuntimeError, ValueError):
             pass
     return t.clone()
+
+
+def _inner_backward(roots: list, cotangents: list) -> None:
+    """``paddle.autograd.backward(roots, cotangents)`` without its argument checks (~8 µs a
+    region): ``roots`` are distinct tensors with matching cotangents by construction, except
+    when the function returned one tensor twice, which goes through Paddle's own call."""
+    if len({id(t) for t in roots}) == len(roots):
+        core.eager.run_backward(roots, cotangents, False, None)
+    else:
+        paddle.autograd.backward(roots, cotangents)
 
 
 def _differentiable(out_tensors, grads):
@@ -210,7 +240,8 @@ def _pruned_grad(leaf_key, detached, ids):
 
 
 class _NeededNodes:
-    """Whether a non-leaf tensor's grad node leads to a requested input's grad node."""
+    """Whether a non-leaf input's grad node (of a tensor or a stash) leads to a requested
+    input's grad node."""
 
     def __init__(self, requested):
         self.targets = {t.grad_fn.node_ptr() for t in requested if t.grad_fn is not None}
@@ -254,9 +285,9 @@ def _partial_grad_inputs():
 
 
 def _check_outputs(frame: _Frame, out_tensors) -> None:
-    check_count(_API, "output tensors", len(frame.out_meta), len(out_tensors))
+    check_count(frame.api, "output tensors", len(frame.out_meta), len(out_tensors))
     for i, (meta, t) in enumerate(zip(frame.out_meta, out_tensors, strict=True)):  # counts checked above
-        check_same(_API, "output tensor", i, meta, tensor_meta(t))
+        check_same(frame.api, "output tensor", i, meta, tensor_meta(t))
 
 
 def _anchor() -> paddle.Tensor:
@@ -265,26 +296,51 @@ def _anchor() -> paddle.Tensor:
     return anchor
 
 
-def run_reentrant(function, args, kwargs, *, state_roots, preserve_rng_state, offload, check):
-    """Run ``function(*args, **kwargs)`` under a recompute PyLayer; see NOTE [ Reentrant inputs ]."""
+def run_reentrant(function, args, kwargs, *, state_roots, preserve_rng_state, offload, check,
+                  stash=None, api=_API):
+    """Run ``function(*args, **kwargs)`` under a recompute PyLayer; see NOTE [ Reentrant inputs ].
+
+    ``offload`` lists ``(position, leaf)`` pairs of inputs to keep on the host; ``stash``,
+    when given, is called on every tensor input and returns what the region keeps of it
+    (see NOTE [ Stashed inputs ]).  ``api`` names the caller in error messages.
+    """
     if not grad_enabled():
         return function(*args, **kwargs)
     tensors, spec = tree.flatten_call(args, kwargs)
     frame = _Frame()
-    frame.function, frame.spec, frame.check = function, spec, check
+    frame.function, frame.spec, frame.check, frame.api = function, spec, check, api
     frame.n_inputs = len(tensors)
-    frame.host = {}
     frame.inputs = list(tensors)
     frame.leaf_keys = [id(t) if t.is_leaf else None for t in tensors]
-    for _, leaf in offload:
-        frame.inputs[leaf], frame.host[leaf] = to_host(tensors[leaf])
+    frame.stashed = _stash_inputs(frame.inputs, offload, stash)
     frame.state = ForwardState(preserve_rng_state, state_roots)
     frame.params = layer_call_params(function, frame.state.layers)
-    frame.anchored = frame.params is None and all(t.stop_gradient for t in tensors)
+    frame.anchored = frame.params is None and _none_needs_grad(tensors)
     frame.backward_runs = 0
     extra = frame.params if frame.params is not None else ((_anchor(),) if frame.anchored else ())
     outputs = _RecomputeLayer.apply(frame, *tensors, *extra)
     return _finish(frame, outputs)
+
+
+def _none_needs_grad(tensors) -> bool:
+    for t in tensors:
+        if not t.stop_gradient:
+            return False
+    return True
+
+
+def _stash_inputs(inputs: list, offload, stash) -> frozenset:
+    """Replace inputs by their stashes in place; returns the indices replaced."""
+    if not offload and stash is None:
+        return _NOTHING_STASHED
+    for _, leaf in offload:
+        t = inputs[leaf]
+        inputs[leaf] = HostCopy(*to_host(t), path_marker(t))
+    if stash is not None:
+        for i, t in enumerate(inputs):
+            if isinstance(t, paddle.Tensor):
+                inputs[i] = stash(t)
+    return frozenset(i for i, t in enumerate(inputs) if isinstance(t, Stash))
 
 
 def _finish(frame: _Frame, outputs):

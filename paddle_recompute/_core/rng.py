@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import paddle
-from paddle.base import core
+from paddle.base import core, framework
 
 from .rawstate import NUMPY, PYRANDOM
 
@@ -97,6 +97,19 @@ def _paddle_custom_manager():
     return manager if manager is not None and manager.custom_get_state_func else None
 
 
+_PLACE_CACHE: list = [None, None]  # (expected place object, its accelerator name or None)
+
+
+def _accelerator() -> str | None:
+    """``paddle.get_device()`` when it is an accelerator, else None; re-read only when the
+    expected place object changes (``paddle.set_device`` replaces it)."""
+    place = framework._global_expected_place_
+    if place is None or place is not _PLACE_CACHE[0]:
+        device = paddle.get_device()
+        _PLACE_CACHE[:] = [framework._global_expected_place_, None if device == "cpu" else device]
+    return _PLACE_CACHE[1]
+
+
 def _device_get(device: str):
     if device.startswith("gpu"):
         return paddle.get_cuda_rng_state()
@@ -125,12 +138,11 @@ class RngState:
         """Snapshot now; with ``like``, only the generators ``like`` holds."""
         self = cls.__new__(cls)
         self.cpu = _CPU_GEN.get_state()
-        device = paddle.get_device()
-        self.device = None if device == "cpu" else device
-        self.device_state = _device_get(device) if self.device else None
+        self.device = device = _accelerator()
+        self.device_state = _device_get(device) if device else None
         self.tracker = _TRACKER.get_states_tracker() if _TRACKER.states_ else None
-        self.np = NUMPY.get() if like is None or like.np is not None else None
-        self.py = PYRANDOM.get() if like is None or like.py is not None else None
+        self.np = NUMPY.snapshot() if like is None or like.np is not None else None
+        self.py = PYRANDOM.snapshot() if like is None or like.py is not None else None
         manager = _paddle_custom_manager()
         self.custom = (manager, manager.custom_get_state_func()) if manager else None
         self.providers = {n: get() for n, (get, _) in _PROVIDERS.items()} if _PROVIDERS else None
@@ -142,9 +154,8 @@ class RngState:
         operator in ``paddle._C_ops`` can advance.  ``apply`` sets just those."""
         self = cls.__new__(cls)
         self.cpu = _CPU_GEN.get_state()
-        device = paddle.get_device()
-        self.device = None if device == "cpu" else device
-        self.device_state = _device_get(device) if self.device else None
+        self.device = device = _accelerator()
+        self.device_state = _device_get(device) if device else None
         self.tracker = self.np = self.py = self.custom = self.providers = None
         return self
 

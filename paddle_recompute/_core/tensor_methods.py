@@ -50,15 +50,14 @@ _KERNELS = {
 ORIGINALS = {name: vars(_TENSOR)[name] for name in _KERNELS if name in vars(_TENSOR)}
 
 
-def _wrap(method: str, fn, stack: list):
+def _wrap(method: str, fn, observer):
     with_tensor, with_number = _KERNELS[method]
 
     def call(self, *args, **kwargs):
-        if stack:
-            observe = getattr(stack[-1], "observe_op", None)
-            if observe is not None:
-                name = with_tensor if args and isinstance(args[0], _TENSOR) else with_number
-                return observe(name, fn, (self, *args), kwargs)
+        observe = observer()
+        if observe is not None:
+            name = with_tensor if args and isinstance(args[0], _TENSOR) else with_number
+            return observe(name, fn, (self, *args), kwargs)
         return fn(self, *args, **kwargs)
 
     call.__name__ = call.__qualname__ = method
@@ -66,6 +65,7 @@ def _wrap(method: str, fn, stack: list):
     return call
 
 
-def wrapped(stack: list) -> dict:
-    """Wrappers for :data:`ORIGINALS` that observe through the top frame of ``stack``."""
-    return {name: _wrap(name, fn, stack) for name, fn in ORIGINALS.items()}
+def wrapped(observer) -> dict:
+    """Wrappers for :data:`ORIGINALS` that hand each call to ``observer()`` (the observing
+    frame's ``observe_op``, or None to call the method directly)."""
+    return {name: _wrap(name, fn, observer) for name, fn in ORIGINALS.items()}

@@ -9,10 +9,12 @@ code, and ``unpatch_paddle`` puts the original code objects back.
 Covered entry points (Paddle 3.x): ``paddle.distributed.fleet.recompute.recompute.recompute``
 (also exported as ``paddle.distributed.fleet.recompute.recompute``), its
 ``recompute_sequential`` (also ``paddle.incubate.distributed.fleet.recompute_sequential``),
-and ``paddle.distributed.fleet.utils.recompute``, a separate function that calls the first
-one at call time.  Not covered: ``recompute_hybrid`` (hybrid-parallel, with its own ``ctx``
-of model-parallel groups and offload options) and the static-graph
-``paddle.distributed.auto_parallel`` recompute.
+``paddle.distributed.fleet.utils.recompute``, a separate function that calls the first
+one at call time, and ``paddle.distributed.fleet.recompute.recompute_hybrid.recompute_hybrid``
+(also exported as ``paddle.distributed.fleet.recompute.recompute_hybrid`` and
+``paddle.incubate.distributed.fleet.recompute_hybrid``, and bound at import by
+``PipelineLayer``'s module ``pp_layers`` and by the incubate ``MoELayer``'s ``moe_layer``).
+Not covered: the static-graph ``paddle.distributed.auto_parallel`` recompute.
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ __all__ = ["patch_paddle", "unpatch_paddle", "paddle_patched", "is_patched"]
 
 # (module, function name) pairs whose code is swapped.  The same function object is
 # re-exported under other names (fleet.utils.recompute, fleet.recompute.recompute,
-# incubate.distributed.fleet.recompute_sequential): swapping the object covers them all.
+# incubate.distributed.fleet.recompute_sequential, pp_layers.recompute_hybrid, ...):
+# swapping the object covers them all.  (The package attribute
+# ``fleet.recompute.recompute_hybrid`` is the function, hiding the module of the same
+# name; ``import_module`` finds the module in ``sys.modules``.)
 _TARGETS = (
     ("paddle.distributed.fleet.recompute.recompute", "recompute"),
     ("paddle.distributed.fleet.recompute.recompute", "recompute_sequential"),
+    ("paddle.distributed.fleet.recompute.recompute_hybrid", "recompute_hybrid"),
 )
 _ORIGINAL: dict[int, tuple[object, object]] = {}
 
@@ -47,7 +53,14 @@ def _sequential_shim(ctx, functions, *args, **kwargs):
     return recompute_sequential(ctx, functions, *args, **kwargs)
 
 
-_SHIMS = {"recompute": _recompute_shim, "recompute_sequential": _sequential_shim}
+def _hybrid_shim(ctx, function, *args, **kwargs):
+    from paddle_recompute._interop.hybrid import recompute_hybrid
+
+    return recompute_hybrid(ctx, function, *args, **kwargs)
+
+
+_SHIMS = {"recompute": _recompute_shim, "recompute_sequential": _sequential_shim,
+          "recompute_hybrid": _hybrid_shim}
 
 
 def _functions():
@@ -61,12 +74,15 @@ def is_patched() -> bool:
 
 
 def patch_paddle() -> None:
-    """Make Paddle's ``recompute`` and ``recompute_sequential`` run paddle-recompute.
+    """Make Paddle's ``recompute``, ``recompute_sequential`` and ``recompute_hybrid`` run
+    paddle-recompute.
 
     Covers ``paddle.distributed.fleet.utils.recompute``,
-    ``paddle.distributed.fleet.recompute.recompute.recompute`` and
-    ``paddle.incubate.distributed.fleet.recompute_sequential``, including references
-    imported before the call.  Idempotent.
+    ``paddle.distributed.fleet.recompute.recompute.recompute``,
+    ``paddle.incubate.distributed.fleet.recompute_sequential`` and
+    ``recompute_hybrid`` wherever Paddle binds it (``paddle.distributed.fleet.recompute``,
+    ``paddle.incubate.distributed.fleet``, ``PipelineLayer``'s ``pp_layers``, the incubate
+    ``MoELayer``), including references imported before the call.  Idempotent.
 
     Example:
         >>> import paddle_recompute

@@ -81,7 +81,7 @@ def no_recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     """
     if not callable(function):
         raise TypeError(f"no_recompute: `function` must be callable, got {type(function).__name__}")
-    top = hooks._STACK[-1] if hooks._STACK else None
+    top = hooks.top()
     if isinstance(top, _Frame):
         return _record(top, function, args, kwargs)
     if isinstance(top, _Recomputation):

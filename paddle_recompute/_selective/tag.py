@@ -41,9 +41,9 @@ def tag(tensor: paddle.Tensor, name: str) -> paddle.Tensor:
         raise TypeError(f"tag: `tensor` must be a paddle.Tensor, got {type(tensor).__name__}")
     if not isinstance(name, str):
         raise TypeError(f"tag: `name` must be a string, got {name!r}")
-    stack = hooks._STACK
-    if stack:
-        observe = getattr(stack[-1], "observe_tag", None)
+    top = hooks.top()
+    if top is not None:
+        observe = getattr(top, "observe_tag", None)
         if observe is not None:
             observe(tensor, name)
     return tensor

@@ -20,6 +20,7 @@ from ._layer_optin import (
 )
 from ._seed import get_seed, set_seed
 from ._tensor import Parameter, ParameterTuple, Tensor
+from ._tensor_install import install_tensor_methods, tensor_methods_installed, uninstall_tensor_methods
 from ._validate import MissingAPIError
 from ._validate import missing as _missing
 from .common import dtype
@@ -31,8 +32,11 @@ __all__ = [
     "bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     "RecomputeMixin", "enable_layer_recompute", "disable_layer_recompute", "install_layer_recompute",
     "uninstall_layer_recompute", "layer_recompute_installed", "install_import_alias",
-    "uninstall_import_alias", "import_alias_installed", "MissingAPIError",
+    "uninstall_import_alias", "import_alias_installed", "MissingAPIError", "install_tensor_methods",
+    "uninstall_tensor_methods", "tensor_methods_installed",
 ]
+
+install_tensor_methods()  # for MindSpore code only: NOTE [ Caller-scoped Tensor semantics ]
 
 
 def __getattr__(name: str):

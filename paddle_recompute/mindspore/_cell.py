@@ -16,6 +16,7 @@ from typing import Any
 
 import paddle
 
+from . import _cell_names as _names
 from . import _recipes
 from ._region import RecomputeConfig, run_region
 from ._validate import bind, check_bool, check_bool_param
@@ -118,6 +119,16 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         super().__init__()
         self.training = False
         self._ms_flags = dict(flags or {})
+        self._ms_auto_prefix = auto_prefix
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        _names.adopt(self, name, value)
+
+    def add_sublayer(self, name: str, sublayer: paddle.nn.Layer) -> paddle.nn.Layer:
+        out = super().add_sublayer(name, sublayer)
+        _names.adopt(self, name, sublayer)
+        return out
 
     def construct(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
@@ -134,17 +145,20 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         return self
 
     def trainable_params(self, recurse: bool = True) -> list:
-        """Parameters that require gradients, in registration order."""
-        return [p for p in self.parameters(include_sublayers=recurse) if not p.stop_gradient]
+        """Parameters that require gradients, in MindSpore's order."""
+        return [p for _, p in _names.ms_parameters(self, "", recurse) if not p.stop_gradient]
 
     def untrainable_params(self, recurse: bool = True) -> list:
-        return [p for p in self.parameters(include_sublayers=recurse) if p.stop_gradient]
+        """Parameters that do not (BatchNorm moving statistics included)."""
+        return [p for _, p in _names.ms_parameters(self, "", recurse) if p.stop_gradient]
 
     def get_parameters(self, expand: bool = True) -> Iterator:
-        return iter(self.parameters(include_sublayers=expand))
+        """Every parameter, BatchNorm moving statistics included, in MindSpore's order."""
+        return (p for _, p in _names.ms_parameters(self, "", expand))
 
     def parameters_and_names(self, name_prefix: str = "", expand: bool = True) -> Iterator[tuple[str, Any]]:
-        yield from self.named_parameters(prefix=name_prefix, include_sublayers=expand)
+        """``(path, parameter)`` pairs, named as MindSpore names them (``blocks.0.ln1.gamma``)."""
+        yield from _names.ms_parameters(self, name_prefix, expand)
 
     def cells(self) -> list:
         return list(self.children())

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
+from ._scope import set_script_root
 
 __all__ = ["main"]
 
@@ -32,10 +33,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_import_alias()
     sys.argv = argv
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    set_script_root(os.path.dirname(os.path.abspath(script)))  # the script's own modules are MindSpore code
     try:
         runpy.run_path(script, run_name="__main__")
     finally:  # called in-process (tests, notebooks), leave the interpreter as it was
         sys.argv, sys.path[:] = saved_argv, saved_path
+        set_script_root(None)
         if not had_alias:
             uninstall_import_alias()
     return 0

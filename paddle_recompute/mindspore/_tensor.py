@@ -82,7 +82,9 @@ class Parameter(metaclass=_ParameterMeta):
     """``mindspore.Parameter(default_input, name=None, requires_grad=True, ...)``; a Paddle parameter.
 
     ``requires_grad=False`` maps to ``stop_gradient=True``. Parallel options are accepted
-    only at their defaults (single device).
+    only at their defaults (single device). ``param.name`` read from MindSpore code is
+    MindSpore's name: the given one (``'Parameter'`` if none), replaced by the attribute path
+    once a Cell holds it (``fc.weight``, ``blocks.0.ln1.gamma``); Paddle code reads Paddle's.
     """
 
     def __new__(cls, default_input: Any, name: str | None = None, requires_grad: bool = True,
@@ -93,6 +95,7 @@ class Parameter(metaclass=_ParameterMeta):
         kwargs = {"name": name} if name else {}
         param = EagerParamBase.from_tensor(value, **kwargs)
         param.stop_gradient = not requires_grad
+        param._ms_name = name or "Parameter"  # MindSpore's name (see nn.Cell: cells rename it)
         return param
 
 

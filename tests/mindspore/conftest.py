@@ -14,7 +14,6 @@ os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")
 import paddle  # noqa: E402
 import pytest  # noqa: E402
 from _ms_helpers import held_bytes  # noqa: E402
-from paddle.base import core  # noqa: E402
 
 
 @pytest.fixture
@@ -46,8 +45,7 @@ def _clean_state():
         leaks.append("grad mode left disabled")
     if _hooks.active_frames():
         leaks.append(f"hook frames left: {_hooks.active_frames()}")
-        _hooks._STACK.clear()
-        core.eager.reset_saved_tensors_hooks()
+        _hooks.forget_all()
     if _recipes._STATE.active:
         _recipes._STATE.active = False
         leaks.append("recipe scope left active")

@@ -1,4 +1,4 @@
-"""``nn.SequentialCell`` and ``nn.CellList``."""
+"""``nn.SequentialCell``, ``nn.CellList`` and ``nn.CellDict``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import paddle
 
 from .._cell import Cell
 
-__all__ = ["SequentialCell", "CellList"]
+__all__ = ["SequentialCell", "CellList", "CellDict"]
 
 
 def _check_cell(item: Any, owner: str) -> paddle.nn.Layer:
@@ -92,3 +92,55 @@ class CellList(Cell):
 
     def construct(self, *args: Any) -> Any:
         raise TypeError("CellList is a container; call its cells, not the list")
+
+
+class CellDict(Cell):
+    """``nn.CellDict(args=None)``: cells by name (insertion order), like a dict."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__()
+        if args:
+            self.update(args[0])
+
+    def __getitem__(self, key: str) -> paddle.nn.Layer:
+        return self._sub_layers[key]
+
+    def __setitem__(self, key: str, cell: paddle.nn.Layer) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"For 'CellDict', the key must be a str, but got {type(key).__name__}.")
+        self.add_sublayer(key, _check_cell(cell, "CellDict"))
+
+    def __delitem__(self, key: str) -> None:
+        del self._sub_layers[key]
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sub_layers)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._sub_layers
+
+    def keys(self) -> Iterable[str]:
+        return self._sub_layers.keys()
+
+    def values(self) -> Iterable[paddle.nn.Layer]:
+        return self._sub_layers.values()
+
+    def items(self) -> Iterable[tuple[str, paddle.nn.Layer]]:
+        return self._sub_layers.items()
+
+    def pop(self, key: str) -> paddle.nn.Layer:
+        return self._sub_layers.pop(key)
+
+    def clear(self) -> None:
+        self._sub_layers.clear()
+
+    def update(self, cells: Any) -> None:
+        items = cells.items() if isinstance(cells, dict | OrderedDict | CellDict) else cells
+        for key, cell in items:
+            self[key] = cell
+
+    def construct(self, *args: Any) -> Any:
+        raise TypeError("CellDict is a container; call its cells, not the dict")

@@ -1,4 +1,4 @@
-"""Convolution, batch normalisation and pooling cells (NCHW)."""
+"""Convolution and pooling cells (NCL / NCHW)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,14 @@ from typing import Any
 import paddle
 import paddle.nn.functional as F
 
-from ..._core.layers import register_stateful_layer
 from .._cell import Cell
 from .._dtype import float32
 from .._validate import not_provided
 from ..ops._nn import conv_padding
 from ..ops._operands import int_tuple
-from ._params import default_bias_init, default_weight_init, make_parameter, register_moving
+from ._params import default_bias_init, default_weight_init, make_parameter
 
-__all__ = ["Conv2d", "BatchNorm2d", "MaxPool2d", "AvgPool2d"]
+__all__ = ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d"]
 
 
 def _nchw_only(op: str, data_format: str) -> None:
@@ -58,34 +57,44 @@ class Conv2d(Cell):
                         dilation=self.dilation, groups=self.group)
 
 
-@register_stateful_layer
-class BatchNorm2d(Cell):
-    """``nn.BatchNorm2d(num_features, eps=1e-5, momentum=0.9, affine=True, ...)``.
+class Conv1d(Cell):
+    """``nn.Conv1d(in_channels, out_channels, kernel_size, stride=1, pad_mode='same', padding=0, dilation=1,
+    group=1, has_bias=False, weight_init=None, bias_init=None)`` on ``(N, C, L)``; weight
+    ``(out, in / group, k)``.
 
-    ``momentum`` has MindSpore's (and Paddle's) meaning: ``moving = momentum * moving +
-    (1 - momentum) * batch``. Batch statistics are used in training mode unless
-    ``use_batch_statistics`` says otherwise. The moving statistics are persistable buffers.
+    ``pad_mode='same'`` pads like MindSpore (the odd extra element at the end), ``'pad'`` pads
+    ``padding`` on both sides.
     """
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9, affine: bool = True,
-                 gamma_init: Any = "ones", beta_init: Any = "zeros", moving_mean_init: Any = "zeros",
-                 moving_var_init: Any = "ones", use_batch_statistics: bool | None = None,
-                 data_format: str = "NCHW", dtype: Any = float32):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
+                 pad_mode: str = "same", padding: int = 0, dilation: int = 1, group: int = 1,
+                 has_bias: bool = False, weight_init: Any = None, bias_init: Any = None,
+                 dtype: Any = float32):
         super().__init__()
-        _nchw_only("BatchNorm2d", data_format)
-        if not 0 <= momentum <= 1:
-            raise ValueError(f"For 'BatchNorm2d', the 'momentum' must be in range [0, 1], "
-                             f"but got {momentum}.")
-        self.eps, self.momentum, self.use_batch_statistics = eps, momentum, use_batch_statistics
-        self.gamma = make_parameter(gamma_init, [num_features], dtype, "bn.gamma", requires_grad=affine)
-        self.beta = make_parameter(beta_init, [num_features], dtype, "bn.beta", requires_grad=affine)
-        register_moving(self, "moving_mean", moving_mean_init, [num_features], dtype)
-        register_moving(self, "moving_variance", moving_var_init, [num_features], dtype)
+        if in_channels % group or out_channels % group:
+            raise ValueError(f"For 'Conv1d', 'in_channels' ({in_channels}) and 'out_channels' "
+                             f"({out_channels}) must be divisible by 'group' ({group}).")
+        mode = pad_mode.lower()
+        if mode not in ("same", "valid", "pad"):
+            raise ValueError(f"For 'Conv1d', the 'pad_mode' must be one of ['same', 'valid', 'pad'], "
+                             f"but got {pad_mode!r}.")
+        if mode != "pad" and padding:
+            raise ValueError(f"For 'Conv1d', the 'padding' must be zero when 'pad_mode' is not 'pad', "
+                             f"but got {padding!r}.")
+        self.padding = {"same": "SAME", "valid": "VALID"}.get(mode, padding)
+        self.stride, self.dilation, self.group = stride, dilation, group
+        w_init = default_weight_init() if weight_init is None else weight_init
+        self.weight = make_parameter(w_init, [out_channels, in_channels // group, kernel_size], dtype,
+                                     "conv1d.weight")
+        self.bias = None
+        if has_bias:
+            fan_in = (in_channels // group) * kernel_size
+            b_init = default_bias_init(fan_in) if bias_init is None else bias_init
+            self.bias = make_parameter(b_init, [out_channels], dtype, "conv1d.bias")
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
-        batch_stats = self.training if self.use_batch_statistics is None else self.use_batch_statistics
-        return F.batch_norm(x, self.moving_mean, self.moving_variance, weight=self.gamma, bias=self.beta,
-                            training=batch_stats, momentum=self.momentum, epsilon=self.eps)
+        return F.conv1d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.group)
 
 
 class _Pool2d(Cell):

@@ -8,6 +8,7 @@ from typing import Any
 import paddle
 from paddle.utils import unique_name
 
+from .._cell_names import DEFAULT_NAME
 from .._initializer import HeUniform, Uniform, initializer
 from .._tensor import Parameter
 
@@ -17,7 +18,9 @@ __all__ = ["make_parameter", "default_weight_init", "default_bias_init"]
 def make_parameter(init: Any, shape: list[int], dtype: Any, name: str, requires_grad: bool = True) -> Any:
     """A parameter initialised by ``init``, with a unique Paddle name derived from ``name``."""
     value = initializer(init, shape, dtype)
-    return Parameter(value, name=unique_name.generate(name), requires_grad=requires_grad)
+    param = Parameter(value, name=unique_name.generate(name), requires_grad=requires_grad)
+    param._ms_name = DEFAULT_NAME  # named by the cell attribute that takes it (see _cell_names)
+    return param
 
 
 def default_weight_init() -> HeUniform:

@@ -82,5 +82,9 @@ def mean(input: paddle.Tensor, axis: Any = None, keep_dims: bool = False) -> pad
     return paddle.mean(input, axis=axis_list(axis), keepdim=keep_dims)
 
 
-def sum(input: paddle.Tensor, dim: Any = None, keepdim: bool = False) -> paddle.Tensor:  # noqa: A001,A002
+def sum(input: paddle.Tensor, dim: Any = None, keepdim: bool = False, *,  # noqa: A001,A002
+        dtype: Any = None) -> paddle.Tensor:
+    """``ops.sum(input, dim=None, keepdim=False, *, dtype=None)``."""
+    if dtype is not None:
+        input = input.astype(to_paddle_dtype(dtype))  # noqa: A001
     return paddle.sum(input, axis=axis_list(dim), keepdim=keepdim)

@@ -17,10 +17,48 @@ from ._functional import (
     zeros,
     zeros_like,
 )
+from ._functional_array import (
+    arange,
+    bmm,
+    broadcast_to,
+    cast,
+    cat,
+    concat,
+    cumsum,
+    masked_fill,
+    permute,
+    split,
+    squeeze,
+    stack,
+    tile,
+    where,
+)
+from ._functional_math import (
+    amax,
+    amin,
+    argmax,
+    exp,
+    gelu,
+    log,
+    max,
+    min,
+    pow,
+    prod,
+    sigmoid,
+    silu,
+    sqrt,
+    std,
+    tanh,
+    var,
+)
 
 __all__ = [
     "dropout", "expand_dims", "matmul", "mean", "ones", "ones_like", "relu", "reshape", "softmax",
     "stop_gradient", "sum", "transpose", "zeros", "zeros_like",
+] + [
+    "arange", "bmm", "broadcast_to", "cast", "cat", "concat", "cumsum", "masked_fill", "permute", "split",
+    "squeeze", "stack", "tile", "where", "amax", "amin", "argmax", "exp", "gelu", "log", "max", "min", "pow",
+    "prod", "sigmoid", "silu", "sqrt", "std", "tanh", "var",
 ]
 
 

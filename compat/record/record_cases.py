@@ -1,0 +1,67 @@
+"""Record what real MindSpore 2.10 gives for every case of ms_cases.py, and its Tensor API.
+
+    python compat/record/record_cases.py tests/mindspore/recorded/g_cases_reference.json
+
+Also writes ``g_tensor_api.json`` beside it: the public members of ``mindspore.Tensor`` (and the
+four dunders the layer dispatches) and the members only ``mindspore.Parameter`` adds.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import mindspore as ms
+import numpy as np
+from mindspore import Parameter, Tensor, nn, ops
+
+sys.path.insert(0, str(Path(__file__).parent))
+import ms_cases  # noqa: E402
+
+
+def encode(value):
+    """A JSON form of a case result: tensors as {shape, dtype, values}, containers recursively."""
+    if isinstance(value, Tensor):
+        array = value.asnumpy()
+        return {"tensor": True, "param": isinstance(value, Parameter), "shape": list(array.shape),
+                "dtype": str(value.dtype), "values": array.astype(np.float64).tolist()
+                if array.dtype != np.bool_ else array.tolist()}
+    if isinstance(value, tuple | list):
+        return {"seq": type(value).__name__, "items": [encode(v) for v in value]}
+    if isinstance(value, float | int | bool | str) or value is None:
+        return {"py": type(value).__name__, "value": value}
+    return {"py": type(value).__name__, "value": repr(value)}
+
+
+def run(source):
+    namespace = {"__name__": "ms_case", "ms": ms, "nn": nn, "ops": ops, "Tensor": Tensor,
+                 "Parameter": Parameter, "np": np}
+    namespace.update(ms_cases.inputs())
+    try:
+        exec(compile(source, "<case>", "exec"), namespace)
+        return encode(namespace["result"])  # PyNative may raise only when a value is read
+    except Exception as error:  # recorded: the layer must raise too
+        return {"error": type(error).__name__, "message": str(error).split("\n")[0][:300]}
+
+
+def main(argv):
+    out = Path(argv[0] if argv else "tests/mindspore/recorded/g_cases_reference.json")
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    ms.set_seed(0)
+    record = {"mindspore": ms.__version__, "numpy": np.__version__, "cases": {}}
+    for group, cases in ms_cases.GROUPS.items():
+        for name, source in cases.items():
+            record["cases"][f"{group}/{name}"] = {"source": source, "result": run(source)}
+    out.write_text(json.dumps(record, indent=0, sort_keys=True) + "\n")
+    errors = [k for k, v in record["cases"].items() if "error" in v["result"]]
+    dunders = ("__getitem__", "__setitem__", "__str__", "__repr__")
+    api = {"mindspore": ms.__version__,
+           "Tensor": sorted(n for n in dir(Tensor) if not n.startswith("_") or n in dunders),
+           "Parameter_only": sorted(n for n in dir(Parameter)
+                                    if not n.startswith("_") and n not in dir(Tensor))}
+    (out.parent / "g_tensor_api.json").write_text(json.dumps(api, indent=0) + "\n")
+    print(len(record["cases"]), "cases;", "errors:", errors)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

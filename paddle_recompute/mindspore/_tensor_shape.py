@@ -1,0 +1,147 @@
+"""MindSpore's shape and layout Tensor methods (NOTE [ Caller-scoped Tensor semantics ]).
+
+Each function takes the tensor first, as a method does. ``shape`` is a :class:`Shape`: a
+``tuple`` (MindSpore's type) that also compares equal to a list of the same sizes, so
+code written against Paddle's list-like ``paddle.Size`` keeps working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import paddle
+
+from ._paddle_members import paddle_member
+
+__all__ = ["Shape", "shape", "reshape", "view", "transpose", "permute", "swapaxes", "expand_dims",
+           "squeeze", "flatten", "split", "chunk", "unbind"]
+
+
+class Shape(tuple):
+    """A tensor's shape: a tuple of ints, equal to the tuple or list of the same sizes."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return tuple(self) == tuple(other)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
+def shape(x: paddle.Tensor) -> Shape:
+    return Shape(paddle_member(paddle.Tensor, "shape").__get__(x))
+
+
+def _ints(api: str, dims: tuple) -> list[int]:
+    """``f(2, 3)`` or ``f((2, 3))`` / ``f([2, 3])`` as a list of ints."""
+    if len(dims) == 1 and isinstance(dims[0], Sequence | paddle.Tensor) and not isinstance(dims[0], str):
+        dims = tuple(dims[0].tolist() if isinstance(dims[0], paddle.Tensor) else dims[0])
+    out = []
+    for d in dims:
+        if isinstance(d, paddle.Tensor) and d.size == 1:
+            d = int(d.item())
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise TypeError(f"For 'Tensor.{api}', each dimension must be an int, but got {type(d).__name__}.")
+        out.append(d)
+    return out
+
+
+def reshape(x: paddle.Tensor, *shape: Any) -> paddle.Tensor:
+    """``reshape(*shape)``: ``x.reshape(2, 3)``, ``x.reshape((2, 3))`` or ``x.reshape([2, 3])``."""
+    return paddle.reshape(x, _ints("reshape", shape))
+
+
+def view(x: paddle.Tensor, *shape: Any) -> paddle.Tensor:
+    """``view(*shape)``; ``view(dtype)`` reinterprets the bytes, as MindSpore's does."""
+    if len(shape) == 1 and not isinstance(shape[0], Sequence | int | paddle.Tensor):
+        from ._dtype import to_paddle_dtype
+
+        return paddle_member(paddle.Tensor, "view")(x, to_paddle_dtype(shape[0]))
+    return paddle.reshape(x, _ints("view", shape))
+
+
+def transpose(x: paddle.Tensor, *axes: Any) -> paddle.Tensor:
+    """``transpose()`` reverses the axes, ``transpose(d0, d1)`` swaps two, other forms permute."""
+    ndim = x.ndim
+    if not axes:
+        return paddle.transpose(x, list(range(ndim))[::-1])
+    if len(axes) == 2 and all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+        return swapaxes(x, *axes)
+    perm = _ints("transpose", axes)
+    if len(perm) != ndim:
+        raise ValueError(f"For Tensor.transpose, the number of axes must be equal to the dimension "
+                         f"of Tensor, but got {len(perm)} in the number of axes.")
+    return paddle.transpose(x, perm)
+
+
+def permute(x: paddle.Tensor, *dims: Any) -> paddle.Tensor:
+    """``permute(*dims)`` or ``permute(dims)``."""
+    return paddle.transpose(x, _ints("permute", dims))
+
+
+def swapaxes(x: paddle.Tensor, axis0: int, axis1: int) -> paddle.Tensor:
+    """Swap two axes (negative axes count from the end)."""
+    perm = list(range(x.ndim))
+    a, b = perm[axis0], perm[axis1]
+    perm[a], perm[b] = b, a
+    return paddle.transpose(x, perm)
+
+
+def expand_dims(x: paddle.Tensor, axis: int) -> paddle.Tensor:
+    return paddle.unsqueeze(x, axis)
+
+
+def squeeze(x: paddle.Tensor, *axis: Any, **kwargs: Any) -> paddle.Tensor:
+    """``squeeze()``, ``squeeze(0)``, ``squeeze((0, 2))``, ``squeeze(axis=0)``; axes of size > 1 are kept."""
+    if "axis" in kwargs:
+        axis = (kwargs.pop("axis"),)
+    if kwargs:
+        raise TypeError(f"squeeze() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dims = None if not axis or axis == (None,) else _ints("squeeze", axis)
+    return paddle.squeeze(x, axis=dims)
+
+
+def flatten(x: paddle.Tensor, start_dim: int = 0, end_dim: int = -1, *, order: str = "C") -> paddle.Tensor:
+    """``flatten(start_dim=0, end_dim=-1)`` (``order='C'`` only: MindSpore's 'F' is not provided)."""
+    if isinstance(start_dim, str):  # MindSpore's older form flatten(order)
+        order, start_dim = start_dim, 0
+    if order != "C":
+        from ._validate import not_provided
+
+        raise not_provided(f"Tensor.flatten(order={order!r})")
+    if x.ndim == 0:
+        return paddle.reshape(x, [1])
+    return paddle.flatten(x, start_axis=start_dim, stop_axis=end_dim)
+
+
+def _dim(kwargs: dict, default: int = 0) -> int:
+    if "axis" in kwargs and "dim" in kwargs:
+        raise TypeError("got both 'axis' and 'dim'")
+    return kwargs.pop("axis", kwargs.pop("dim", default))
+
+
+def split(x: paddle.Tensor, split_size_or_sections: Any, *args: Any, **kwargs: Any) -> tuple:
+    """``split(split_size_or_sections, axis=0)`` (also ``dim=``): an int is the chunk *size*."""
+    from .ops._functional_array import split as ops_split
+
+    axis = args[0] if args else _dim(kwargs)
+    return ops_split(x, split_size_or_sections, axis)
+
+
+def chunk(x: paddle.Tensor, chunks: int, *args: Any, **kwargs: Any) -> tuple:
+    """``chunk(chunks, axis=0)`` (also ``dim=``): chunks of ``ceil(n / chunks)``, the last smaller."""
+    from .ops._functional_array import split as ops_split
+
+    axis = args[0] if args else _dim(kwargs)
+    return ops_split(x, -(-x.shape[axis] // chunks), axis)
+
+
+def unbind(x: paddle.Tensor, dim: int = 0) -> tuple:
+    """``unbind(dim=0)``: a tuple (Paddle's gives a list)."""
+    return tuple(paddle.unbind(x, axis=dim))
