@@ -258,3 +258,55 @@ def test_recompute_error_in_one_thread_leaves_the_other_exact(use_reentrant):
     results = run_concurrently([failing, trainer("reentrant", 20, 4)])
     assert results[0] is True
     assert_same("reentrant", train("reentrant", 20, 4), results[1])
+
+
+def _policy_bytes(model, x) -> dict:
+    prof = planner.profile(model, x)
+    planner.plan(model, x, budget=0.6, profile=prof)
+    return {block: {kind: held for kind, (held, _) in costs.items()}
+            for block, costs in prof.policy_costs.items()}
+
+
+def test_planner_policy_measurements_ignore_another_threads_regions():
+    """``plan`` measures its policy options by collecting the policy regions that end during
+    its step: only this thread's, while another thread ends policy regions of another size
+    as fast as it can."""
+    model = nn.Sequential(*_model(seed=11))
+    x = _batch(11)
+    alone = _policy_bytes(model, x)
+    assert alone and all(alone.values())
+    other = nn.Linear(2 * DIM, 2 * DIM)
+    y = paddle.randn([8, 2 * DIM])
+    y.stop_gradient = False
+    done = threading.Event()
+
+    def measure():
+        try:
+            return [_policy_bytes(model, x) for _ in range(3)]
+        finally:
+            done.set()
+
+    def noise():
+        while not done.is_set():
+            pr.recompute(other, y, use_reentrant=False, policy=policies.save_matmuls)
+
+    measured, _ = run_concurrently([measure, noise])
+    assert measured == [alone] * 3
+
+
+def test_policy_frames_are_collected_by_their_own_thread_only():
+    """The planner's collector (``_selective.frame.FINISHED``) sees this thread's policy
+    regions, never another thread's."""
+    from paddle_recompute._selective import frame as _frame
+
+    lin = nn.Linear(DIM, DIM)
+    x = _batch(3)
+    collected: list = []
+    _frame.FINISHED.append(collected)
+    try:
+        run_concurrently([lambda: pr.recompute(lin, x, use_reentrant=False, policy=policies.save_matmuls)])
+        assert collected == []
+        pr.recompute(lin, x, use_reentrant=False, policy=policies.save_matmuls)
+        assert len(collected) == 1
+    finally:
+        _frame.FINISHED.remove(collected)

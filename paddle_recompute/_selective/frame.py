@@ -35,6 +35,7 @@ always stops early, which the release relies on.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import paddle
@@ -54,9 +55,30 @@ from .policies import Offload, PolicyInfo
 
 __all__ = ["PolicyFrame", "FINISHED"]
 
+class _Collectors(threading.local):
+    """Per thread (NOTE [ Threads ] in ``_core/hooks.py``): lists that this thread's policy
+    frames append themselves to when their forward ends."""
+
+    def __init__(self):
+        self.lists: list[list] = []
+
+    def append(self, collector: list) -> None:
+        self.lists.append(collector)
+
+    def remove(self, collector: list) -> None:
+        self.lists.remove(collector)
+
+    def __bool__(self) -> bool:
+        return bool(self.lists)
+
+    def __getitem__(self, index: int) -> list:
+        return self.lists[index]
+
+
 #: While not empty, policy frames append themselves to the last list when their forward
-#: ends (the planner measures its policy options this way, ``_planner/policy_options.py``).
-FINISHED: list[list] = []
+#: ends (the planner measures its policy options this way, ``_planner/policy_options.py``);
+#: another thread's regions are not collected.
+FINISHED = _Collectors()
 
 
 class PolicyFrame(_Frame):
