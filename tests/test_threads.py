@@ -310,3 +310,42 @@ def test_policy_frames_are_collected_by_their_own_thread_only():
         assert len(collected) == 1
     finally:
         _frame.FINISHED.remove(collected)
+
+
+def test_a_raw_pair_adopted_for_another_threads_region_can_be_exited_first():
+    """Thread A enters ``paddle.autograd.saved_tensors_hooks`` (Paddle's slot); thread B then
+    opens a region, which adopts A's pair for A's saves; A exits its pair while B's region is
+    still open; when B's region ends, Paddle's slot is free again."""
+    packed = []
+    a_entered, b_opened, a_exited = threading.Event(), threading.Event(), threading.Event()
+    lin = nn.Linear(DIM, DIM)
+
+    def thread_a():
+        x = _batch(5)
+        with paddle.autograd.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
+            a_entered.set()
+            b_opened.wait(10)
+            (lin(x) ** 2).sum().backward()  # saved through A's own pair, adopted by B's region
+        a_exited.set()
+        return len(packed)
+
+    calls = []
+
+    def region(h):
+        calls.append(1)
+        if len(calls) == 1:
+            b_opened.set()
+            a_exited.wait(10)
+        return lin(h)
+
+    def thread_b():
+        a_entered.wait(10)
+        pr.recompute(region, _batch(6), use_reentrant=False).sum().backward()
+        return True
+
+    saved_by_a, _ = run_concurrently([thread_a, thread_b])
+    assert saved_by_a > 0
+    assert len(calls) == 2  # B's region kept its pair in Paddle's slot and recomputed
+    assert not _hooks.installed() and not _hooks.RAW_ACTIVE
+    with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):  # Paddle's slot is free
+        (lin(_batch(7)) * 2).sum().backward()

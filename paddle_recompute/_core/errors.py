@@ -61,15 +61,10 @@ def _converts(paddle_error: BaseException, noted: BaseException) -> bool:
     return paddle_error is noted or (type(noted).__name__ in text and first_line in text)
 
 
-def _take_noted():
-    exc = getattr(_NOTED, "exc", None)
-    _NOTED.exc = None
-    return exc
-
-
 def _restored(paddle_error: BaseException):
-    """The noted exception if ``paddle_error`` is Paddle's conversion of it, else None."""
-    noted = _take_noted()
+    """The noted exception (forgotten now) if ``paddle_error`` is Paddle's conversion of it."""
+    noted = getattr(_NOTED, "exc", None)
+    _NOTED.exc = None
     return noted if noted is not None and _converts(paddle_error, noted) else None
 
 
@@ -98,7 +93,3 @@ def install_backward_errors() -> None:
         if getattr(core.eager, name) is run:
             setattr(core.eager, name, _wrap_engine(run))
 
-
-def uninstall_backward_errors() -> None:
-    for name, run in _ENGINE.items():
-        setattr(core.eager, name, run)
