@@ -48,6 +48,9 @@ def _no_leaked_global_state(request):
     if _hooks.active_frames():
         leaks.append(f"hook frames left on the stack: {_hooks.active_frames()}")
         _hooks.forget_all()
+    if not _hooks.release_idle():  # no frame left: the pair must be removable (NOTE [ Threads ])
+        leaks.append("the dispatching hook pair is still installed with no frame left")
+        _hooks.forget_all()
     assert not leaks, "; ".join(leaks)
 
 

@@ -12,7 +12,14 @@ While any thread has a frame, the dispatching pair is installed for all of them;
 with no frame of its own saves through it as plain Paddle would (a detached view, held
 until backward: :class:`Kept`), so another thread's training, evaluation or EMA model is
 neither captured by a region nor changed by it.  Installing and removing the pair happen
-under a lock.  Paddle's random generators, however, are process-wide: threads that draw
+under a lock.  Paddle reads its hook slot without one, though: an operator running in
+another thread while the slot is reset can call a hook that is gone (a crash, seen in
+tests/test_threads.py about once in ten runs when every region removed the pair).  So the
+pair is removed when the last frame ends only while a single Python thread is alive;
+with more threads it stays installed between regions (plain saves keep going through
+:class:`Kept`), and the next region ending with one thread alive removes it.
+
+Paddle's random generators, however, are process-wide: threads that draw
 random numbers at the same time interleave their draws (with or without recompute), and a
 region's rerun replays its forward's state only if no other thread draws meanwhile.
 
@@ -34,7 +41,7 @@ from .amp import set_grad_enabled
 from .errors import RecomputeError
 
 __all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "top", "UserFrame",
-           "Kept", "installed", "adopt_exit"]
+           "Kept", "installed", "release_idle", "enter_raw", "exit_raw"]
 
 _get_ident = threading.get_ident
 _STACKS: dict[int, list] = {}  # thread ident -> its frames, innermost last (threads with frames)
@@ -124,18 +131,42 @@ def _uninstall() -> None:
         core.eager.register_saved_tensors_hooks(raw.pack_hook, raw.unpack_hook)
 
 
-def adopt_exit(raw) -> bool:
-    """A raw pair that a region adopted is exited: drop its frame (True if it was adopted)."""
+def enter_raw(raw, paddle_enter) -> UserFrame | None:
+    """``paddle.autograd.saved_tensors_hooks`` entered (NOTE [ Raw hooks ]): while our pair is
+    installed, a frame pushed for it (returned, for :func:`pop`); otherwise Paddle's own
+    ``__enter__``.  Under the lock, so no region installs between the check and the act."""
     with _LOCK:
-        for i, (pair, thread) in enumerate(_ADOPTED):
+        if _STATE["installed"]:
+            frame = UserFrame(raw.pack_hook, raw.unpack_hook)
+            push(frame)
+            return frame
+        paddle_enter(raw)
+        RAW_ACTIVE.append((raw, _get_ident()))
+        return None
+
+
+def exit_raw(raw, paddle_exit) -> None:
+    """A raw pair entered through Paddle's slot is exited: Paddle's ``__exit__``, unless a
+    region adopted it (then our pair holds the slot, and only its frame goes)."""
+    with _LOCK:
+        if not _drop_adopted(raw):
+            paddle_exit()
+        for i, (pair, _thread) in enumerate(RAW_ACTIVE):
             if pair is raw:
-                del _ADOPTED[i]
-                stack = _STACKS.get(thread)
-                if stack:
-                    stack.pop(0)
-                    if not stack:
-                        del _STACKS[thread]
-                return True
+                del RAW_ACTIVE[i]
+                break
+
+
+def _drop_adopted(raw) -> bool:
+    for i, (pair, thread) in enumerate(_ADOPTED):
+        if pair is raw:
+            del _ADOPTED[i]
+            stack = _STACKS.get(thread)
+            if stack:
+                stack.pop(0)
+                if not stack:
+                    del _STACKS[thread]
+            return True
     return False
 
 
@@ -162,8 +193,16 @@ def pop(frame) -> None:
         if not stack:
             del _STACKS[ident]
         _STATE["owned"] -= 1
-        if _STATE["owned"] == 0:
+        release_idle()
+
+
+def release_idle() -> bool:
+    """Give Paddle's slot back if no frame is left and only one Python thread is alive
+    (NOTE [ Threads ]); True if the pair is not installed afterwards."""
+    with _LOCK:
+        if _STATE["installed"] and _STATE["owned"] == 0 and threading.active_count() == 1:
             _uninstall()
+        return not _STATE["installed"]
 
 
 def forget_all() -> None:

@@ -19,8 +19,6 @@ Installed when ``paddle_recompute`` is imported; ``uninstall()`` puts Paddle's m
 
 from __future__ import annotations
 
-import threading
-
 import paddle
 
 from . import hooks
@@ -34,26 +32,17 @@ _FRAME_ATTR = "_paddle_recompute_frame"
 
 
 def _enter(self) -> None:
-    if hooks.installed():  # some thread has a region: this thread's saves go through our pair
-        frame = hooks.UserFrame(self.pack_hook, self.unpack_hook)
+    frame = hooks.enter_raw(self, _PADDLE_ENTER)
+    if frame is not None:  # some thread has a region: this thread's saves go through our pair
         setattr(self, _FRAME_ATTR, frame)
-        hooks.push(frame)
-        return
-    _PADDLE_ENTER(self)
-    hooks.RAW_ACTIVE.append((self, threading.get_ident()))
 
 
 def _exit(self, *exc: object) -> None:
     frame = self.__dict__.pop(_FRAME_ATTR, None)
     if frame is not None:
         hooks.pop(frame)
-        return
-    if not hooks.adopt_exit(self):  # an adopted pair is not in Paddle's slot: ours is
-        _PADDLE_EXIT(self, *exc)
-    for i, (pair, _thread) in enumerate(hooks.RAW_ACTIVE):
-        if pair is self:
-            del hooks.RAW_ACTIVE[i]
-            break
+    else:
+        hooks.exit_raw(self, lambda: _PADDLE_EXIT(self, *exc))
 
 
 def install() -> None:
