@@ -13,11 +13,8 @@ with no frame of its own saves through it as plain Paddle would (a detached view
 until backward: :class:`Kept`), so another thread's training, evaluation or EMA model is
 neither captured by a region nor changed by it.  Installing and removing the pair happen
 under a lock.  Paddle reads its hook slot without one, though: an operator running in
-another thread while the slot is reset can call a hook that is gone (a crash, seen in
-tests/test_threads.py about once in ten runs when every region removed the pair).  So the
-pair is removed when the last frame ends only while a single Python thread is alive;
-with more threads it stays installed between regions (plain saves keep going through
-:class:`Kept`), and the next region ending with one thread alive removes it.
+another thread while the slot is reset can call a hook that is gone, which can crash the
+process (seen in tests/test_threads.py in about one run in ten); not solved here.
 
 Paddle's random generators, however, are process-wide: threads that draw
 random numbers at the same time interleave their draws (with or without recompute), and a
@@ -197,10 +194,9 @@ def pop(frame) -> None:
 
 
 def release_idle() -> bool:
-    """Give Paddle's slot back if no frame is left and only one Python thread is alive
-    (NOTE [ Threads ]); True if the pair is not installed afterwards."""
+    """Give Paddle's slot back if no frame is left; True if the pair is not installed after."""
     with _LOCK:
-        if _STATE["installed"] and _STATE["owned"] == 0 and threading.active_count() == 1:
+        if _STATE["installed"] and _STATE["owned"] == 0:
             _uninstall()
         return not _STATE["installed"]
 
