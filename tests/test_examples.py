@@ -5,6 +5,7 @@ parity itself, so the line appears only when it held), and its loss falls: every
 ``step k  loss v`` lines it prints ends below where it started.
 """
 
+import ast
 import os
 import re
 import subprocess
@@ -23,7 +24,8 @@ EXAMPLES = {
     "gpt_pretrain": ([PY, "examples/gpt_pretrain.py", "--recompute", "0", "--steps", "4", "--check",
                       *GPT_TINY], "check: losses are bit-for-bit equal"),
     "gpt_pretrain non-reentrant": ([PY, "examples/gpt_pretrain.py", "--recompute", "all", "--non-reentrant",
-                                    "--steps", "4", "--check", *GPT_TINY], "check: losses are bit-for-bit equal"),
+                                    "--steps", "4", "--check", *GPT_TINY],
+                                   "check: losses are bit-for-bit equal"),
     "resnet": ([PY, "examples/resnet.py", "--steps", "3", "--batch", "4", "--image", "16"],
                "40 BatchNorm running statistics are bit-for-bit identical"),
     "data_parallel": ([PY, "examples/data_parallel.py", "--steps", "3", "--blocks", "2", "--hidden", "16",
@@ -94,6 +96,14 @@ def test_loss_runs_reads_each_run():
     assert loss_runs(text) == [[2.5, 2.0], [3.0, 0.001]]
     with pytest.raises(AssertionError, match="out of order"):
         loss_runs("step 0  loss 1.0\nstep 2  loss 0.5\n")
+
+
+def test_mindspore_example_is_mindspore_code():
+    """The runner's example imports MindSpore, never Paddle or this library: it runs unmodified."""
+    tree = ast.parse((ROOT / "examples/mindspore_port.py").read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported == {"argparse", "mindspore", "numpy"}
 
 
 @pytest.mark.parametrize("script", list(BENCHMARKS))
