@@ -71,6 +71,8 @@ class Block(nn.Layer):
 
 
 class Net(nn.Layer):
+    """A replicated stem, the tensor-parallel blocks (each through ``region``), a replicated head."""
+
     def __init__(self, args, region):
         super().__init__()
         self.stem = nn.Linear(args.width, args.width)
