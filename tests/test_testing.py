@@ -9,7 +9,7 @@ import pytest
 from paddle import nn
 
 from paddle_recompute import recompute
-from paddle_recompute._interop import testing
+from paddle_recompute import testing
 from paddle_recompute.testing import (
     assert_loss_parity,
     assert_tensors_equal,

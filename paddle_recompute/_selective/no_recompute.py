@@ -14,7 +14,7 @@ from typing import Any
 
 from .._core import hooks, tree
 from .._core.errors import RecomputeError
-from .._core.nonreentrant import _Frame, _Recomputation
+from .._core.nonreentrant import Frame, Recomputation
 from .._core.rng import RngState
 
 __all__ = ["no_recompute"]
@@ -82,14 +82,14 @@ def no_recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     if not callable(function):
         raise TypeError(f"no_recompute: `function` must be callable, got {type(function).__name__}")
     top = hooks.top()
-    if isinstance(top, _Frame):
+    if isinstance(top, Frame):
         return _record(top, function, args, kwargs)
-    if isinstance(top, _Recomputation):
+    if isinstance(top, Recomputation):
         return _replay(top)
     return function(*args, **kwargs)
 
 
-def _record(frame: _Frame, function, args, kwargs):
+def _record(frame: Frame, function, args, kwargs):
     with hooks.pushed(_KEEP):
         out = function(*args, **kwargs)
     record = _Record()
@@ -106,7 +106,7 @@ def _record(frame: _Frame, function, args, kwargs):
     return out
 
 
-def _replay(rec: _Recomputation):
+def _replay(rec: Recomputation):
     kept = rec.frame.kept or ()
     index = rec.kept_index
     if index >= len(kept):
