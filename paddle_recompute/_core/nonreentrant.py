@@ -3,9 +3,9 @@
 NOTE [ Non-reentrant frames ]: in forward, every tensor an operator saves for backward
 inside the region is replaced by a small :class:`Handle` (index into the region's
 :class:`Frame`), so the activation itself can be freed.  When backward unpacks a handle
-whose value is not there, the frame reruns the function (replaying state, see NOTE [ Replay
-]) with a :class:`Recomputation` frame on the hook stack; the k-th tensor saved there is the
-k-th tensor saved in forward.  Only tensors whose handles are still alive are kept.  An
+whose value is not there, the frame reruns the function (replaying state, see
+NOTE [ Replay ]) with a :class:`Recomputation` frame on the hook stack; the k-th tensor
+saved there is the k-th tensor saved in forward.  Only tensors whose handles are still alive are kept.  An
 unpacked value is handed over once; a second backward (``retain_graph=True``) recomputes
 again.  Frames nest: the innermost region on the stack owns the tensors saved inside it.
 
@@ -18,16 +18,19 @@ overrides only these:
 * ``Frame.observing()``: a context manager around the forward (None: nothing to observe).
 * ``Frame.pack(tensor)``: what the forward saves in place of ``tensor`` (a ``Handle``, or a
   subclass that may carry a value).
+* ``Frame.hold(tensors)``: tensors the region holds until backward anyway (the outputs of
+  a ``no_recompute`` call); saved tensors that are these may be kept for free.
 * ``Frame.finish(early_stop)``: after the forward; sets ``early_stop``.
 * ``Frame.recomputation(needed)``: the ``Recomputation`` of one rerun.
 * ``Frame.recompute()``: one rerun (wrap it to time it or to observe operators).
 * ``Recomputation.pack(tensor)``: what a rerun does with the k-th saved tensor.
 
-Fields read by subclasses: ``leaves`` (the flattened inputs), ``refs`` (weak references to
-the handles, by index), ``storage`` (rerun values by index), ``state`` (``ForwardState``),
-``check``, ``trace``, ``kept`` (``no_recompute`` records), ``early_stop``; a
-``Recomputation`` has ``frame``, ``needed``, ``last``, ``count``, ``stopper``, ``trace``.
-:data:`clock` is the clock frames time with.
+Fields subclasses use: ``leaves`` (the flattened inputs), ``refs`` (weak references to the
+handles, by index), ``storage`` (rerun values by index), ``state`` (``ForwardState``),
+``check``, ``kept`` (``no_recompute`` records), ``early_stop``, and ``meta``, ``trace``,
+``last_pack_ns``, which an overriding ``pack`` keeps up as ``Frame.pack`` does (with
+:data:`clock`); a ``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops
+at), ``count``, ``stopper``, ``trace`` and ``kept_index``.
 
 Early stop: the rerun ends as soon as the last needed tensor is back, see NOTE [ Early
 stop ] in ``_core/stop.py``.  Stopping costs a few microseconds (a line tracer and an exception
@@ -129,6 +132,9 @@ class Frame:
     def finish(self, early_stop: bool) -> None:
         """After the forward: stop reruns early only where the region's tail is worth it."""
         self.early_stop = early_stop and self.end_ns - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
+
+    def hold(self, tensors) -> None:
+        """``tensors`` are held until backward anyway (``no_recompute``'s outputs)."""
 
     def pack(self, tensor):
         handle = Handle(self, len(self.refs))

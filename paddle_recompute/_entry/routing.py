@@ -1,9 +1,11 @@
 """Route a layer's ``forward`` through recompute on one instance, and undo it.
 
-Presets, plans, calibration and the testing kit all do this one way: :func:`route_forward`
-swaps the instance's ``forward`` (NOTE [ Instance forwards ] in ``_core/forwards.py``) and
-returns a :class:`Routing`, the handle that puts the previous one back.  Forward hooks
-registered on the layer still run once, outside the region.
+Presets, plans, calibration, the profiler, the benchmark models and the testing kit all do
+this one way: :func:`route_forward` swaps the instance's ``forward`` (NOTE [ Instance
+forwards ] in ``_core/forwards.py``) and returns a :class:`Routing`, the handle that puts
+the previous one back.  Forward hooks registered on the layer still run once, outside the
+region.  (MindSpore's ``Cell.recompute`` makes the whole call, hooks included, the region,
+so ``mindspore/_layer_optin.py`` swaps the class instead: see its docstring.)
 """
 
 from __future__ import annotations
@@ -53,14 +55,15 @@ class Routing:
         self.remove()
 
 
-def route_forward(layer: nn.Layer, wrap: Callable | None = None, **options: Any) -> Routing:
+def route_forward(layer: nn.Layer, wrap: Callable | None = None, /, **options: Any) -> Routing:
     """Make ``layer``'s calls run its forward through recompute, on this instance only.
 
     Args:
         layer: the layer to route.
-        wrap: ``wrap(forward) -> forward`` (a planner option kind's); by default
-            :func:`recomputed_forward` with ``options``.
-        **options: options of :func:`~paddle_recompute.recompute` (without ``wrap``).
+        wrap: ``wrap(forward) -> forward`` (a planner option kind's, the profiler's, a
+            benchmark runner's); by default :func:`recomputed_forward` with ``options``.
+            Positional only, so ``options`` may hold any name.
+        **options: options of :func:`~paddle_recompute.recompute`.
 
     Returns:
         A :class:`Routing`; ``remove()`` puts the previous forward back.

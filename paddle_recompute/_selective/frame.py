@@ -99,6 +99,10 @@ class PolicyFrame(Frame):
             self.kept_ptrs[t.data_ptr()] = t
         return _Observing(self)
 
+    def hold(self, tensors) -> None:
+        for t in tensors:
+            self.kept_ptrs[t.data_ptr()] = t
+
     def check_names(self) -> None:
         """A name-based policy whose names were never tagged is a typo or a missing ``tag``."""
         names = names_of(self.policy)

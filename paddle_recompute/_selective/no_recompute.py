@@ -100,9 +100,7 @@ def _record(frame: Frame, function, args, kwargs):
     if frame.kept is None:
         frame.kept = []
     frame.kept.append(record)
-    if hasattr(frame, "kept_ptrs"):  # a policy region: what follows may keep these for free
-        for t in record.held:
-            frame.kept_ptrs[t.data_ptr()] = t
+    frame.hold(record.held)  # a policy region: what follows may keep these for free
     return out
 
 
