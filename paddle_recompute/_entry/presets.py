@@ -28,7 +28,7 @@ __all__ = ["apply_recompute_granularity", "GRANULARITIES"]
 
 GRANULARITIES = ("full", "full_attn", "core_attn", "selective", "none")
 _ATTENTION_NAMES = ("self_attn", "attn", "attention", "self_attention")
-_ROUTING = "_paddle_recompute_forward"  # the preset's Routing, on the layer it routed
+_ROUTING = "_paddle_recompute_preset"  # the preset's Routing, on the layer it routed
 
 
 def apply_recompute_granularity(
