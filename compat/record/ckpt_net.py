@@ -1,4 +1,5 @@
 """The small network of the checkpoint records (runs under MindSpore and under the layer)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,9 +31,16 @@ class Wrapped(nn.Cell):
 
 def weights():
     rng = np.random.RandomState(0)
-    shapes = {"conv.weight": (2, 1, 3, 3), "conv.bias": (2,), "bn.moving_mean": (2,),
-              "bn.moving_variance": (2,), "bn.gamma": (2,), "bn.beta": (2,), "fc.weight": (3, 32),
-              "fc.bias": (3,)}
+    shapes = {
+        "conv.weight": (2, 1, 3, 3),
+        "conv.bias": (2,),
+        "bn.moving_mean": (2,),
+        "bn.moving_variance": (2,),
+        "bn.gamma": (2,),
+        "bn.beta": (2,),
+        "fc.weight": (3, 32),
+        "fc.bias": (3,),
+    }
     out = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
     out["bn.moving_variance"] = np.abs(out["bn.moving_variance"]) + 0.5
     return out

@@ -14,6 +14,7 @@ by name):
   MindSpore's output after loading ``from_paddle.ckpt`` if that file (written by the layer,
   see ``tests/mindspore/test_ms_checkpoint.py``) is present.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,27 +48,36 @@ def main(argv):
     net.set_train(False)
     x = np.random.RandomState(1).standard_normal((2, 1, 6, 6)).astype(np.float32)
     ms.save_checkpoint(net, str(out / "net.ckpt"))
-    ms.save_checkpoint(net, str(out / "net_extra.ckpt"), append_dict={"epoch_num": 3, "lr": 0.5, "tag": "v1"},
-                       crc_check=True)
+    ms.save_checkpoint(
+        net, str(out / "net_extra.ckpt"), append_dict={"epoch_num": 3, "lr": 0.5, "tag": "v1"}, crc_check=True
+    )
     ms.save_checkpoint(net, str(out / "net.safetensors"), format="safetensors")
-    ms.save_checkpoint(net.trainable_params(), str(out / "list.ckpt"),
-                       choice_func=lambda n: n.startswith("conv"))
-    record = {"mindspore": ms.__version__, "order": [p.name for _, p in net.parameters_and_names()],
-              "load": {f: describe(out / f) for f in ("net.ckpt", "net_extra.ckpt", "list.ckpt")},
-              "load_safetensors": describe(out / "net.safetensors", format="safetensors"),
-              "load_filter_conv": describe(out / "net.ckpt", filter_prefix="conv"),
-              "load_specify_bn": describe(out / "net.ckpt", specify_prefix=["bn"])}
+    ms.save_checkpoint(
+        net.trainable_params(), str(out / "list.ckpt"), choice_func=lambda n: n.startswith("conv")
+    )
+    record = {
+        "mindspore": ms.__version__,
+        "order": [p.name for _, p in net.parameters_and_names()],
+        "load": {f: describe(out / f) for f in ("net.ckpt", "net_extra.ckpt", "list.ckpt")},
+        "load_safetensors": describe(out / "net.safetensors", format="safetensors"),
+        "load_filter_conv": describe(out / "net.ckpt", filter_prefix="conv"),
+        "load_specify_bn": describe(out / "net.ckpt", specify_prefix=["bn"]),
+    }
     wrapped = Wrapped()
     for _, param in wrapped.parameters_and_names():
-        param.set_data(ms.Tensor(values[param.name[len("backbone."):]] * 2))
+        param.set_data(ms.Tensor(values[param.name[len("backbone.") :]] * 2))
     ms.save_checkpoint(wrapped, str(out / "wrapped.ckpt"))
     record["into_wrapped"] = into(Wrapped(), out / "net.ckpt")
     plain = Net()
     record["wrapped_into_plain"] = into(plain, out / "wrapped.ckpt")
     record["wrapped_into_plain_strict"] = into(Net(), out / "wrapped.ckpt", strict_load=True)
     plain.set_train(False)
-    arrays = {"x": x, "y": net(ms.Tensor(x)).asnumpy(), "y_wrapped_into_plain": plain(ms.Tensor(x)).asnumpy(),
-              **{f"w/{k}": v for k, v in values.items()}}
+    arrays = {
+        "x": x,
+        "y": net(ms.Tensor(x)).asnumpy(),
+        "y_wrapped_into_plain": plain(ms.Tensor(x)).asnumpy(),
+        **{f"w/{k}": v for k, v in values.items()},
+    }
     foreign = out / "from_paddle.ckpt"
     if foreign.exists():
         other = Net()

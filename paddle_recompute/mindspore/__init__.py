@@ -5,7 +5,7 @@ Use as ``import paddle_recompute.mindspore as mindspore`` (or run an unmodified 
 every semantic difference.
 """
 
-from . import common, context, nn, ops, train
+from . import common, context, dataset, nn, ops, train
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
 from ._api import recompute
 from ._cell import RecomputeMixin
@@ -34,8 +34,8 @@ __all__ = [
     "RecomputeMixin", "enable_layer_recompute", "disable_layer_recompute", "install_layer_recompute",
     "uninstall_layer_recompute", "layer_recompute_installed", "install_import_alias",
     "uninstall_import_alias", "import_alias_installed", "MissingAPIError", "install_tensor_methods",
-    "uninstall_tensor_methods", "tensor_methods_installed", "train", "save_checkpoint", "load_checkpoint",
-    "load_param_into_net",
+    "uninstall_tensor_methods", "tensor_methods_installed", "dataset", "train", "save_checkpoint",
+    "load_checkpoint", "load_param_into_net",
 ]
 
 install_tensor_methods()  # for MindSpore code only: NOTE [ Caller-scoped Tensor semantics ]

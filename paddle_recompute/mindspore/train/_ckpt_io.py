@@ -28,9 +28,19 @@ SLICE_KB = 512 * 1024
 CRC_MARK = b"crc_num"
 
 NUMPY_OF = {
-    "Int8": np.int8, "UInt8": np.uint8, "Int16": np.int16, "UInt16": np.uint16, "Int32": np.int32,
-    "UInt32": np.uint32, "Int64": np.int64, "UInt64": np.uint64, "Float16": np.float16,
-    "Float32": np.float32, "Float64": np.float64, "Bool": np.bool_, "BFloat16": np.uint16,
+    "Int8": np.int8,
+    "UInt8": np.uint8,
+    "Int16": np.int16,
+    "UInt16": np.uint16,
+    "Int32": np.int32,
+    "UInt32": np.uint32,
+    "Int64": np.int64,
+    "UInt64": np.uint64,
+    "Float16": np.float16,
+    "Float32": np.float32,
+    "Float64": np.float64,
+    "Bool": np.bool_,
+    "BFloat16": np.uint16,
 }
 
 Record = tuple  # (name, np.ndarray | str, type name)
@@ -84,14 +94,18 @@ def _parse(path: str, crc_check: bool) -> Checkpoint:
     if content[-17:-10] == CRC_MARK:
         expected, content = int.from_bytes(content[-10:], byteorder="big"), content[:-17]
         if crc_check and binascii.crc32(content, 0) != expected:
-            raise ValueError("For 'load_checkpoint', the crc check is failed, "
-                             "please check whether the ckpt file is damaged.")
+            raise ValueError(
+                "For 'load_checkpoint', the crc check is failed, "
+                "please check whether the ckpt file is damaged."
+            )
     message = Checkpoint()
     try:
         message.ParseFromString(content)
     except DecodeError as e:
-        raise ValueError(f"Failed to read the checkpoint file {path}. "
-                         f"The file may be corrupted, and the content cannot be parsed.") from e
+        raise ValueError(
+            f"Failed to read the checkpoint file {path}. "
+            f"The file may be corrupted, and the content cannot be parsed."
+        ) from e
     return message
 
 
@@ -101,8 +115,10 @@ def read_ckpt(path: str, crc_check: bool = False) -> list[Record]:
     records, pending = [], []
     for index, item in enumerate(values):
         if not item.HasField("tensor"):
-            raise NotImplementedError(f"load_checkpoint: '{item.tag}' is a MapParameter (maptensor), which "
-                                      "paddle_recompute.mindspore does not provide")
+            raise NotImplementedError(
+                f"load_checkpoint: '{item.tag}' is a MapParameter (maptensor), which "
+                "paddle_recompute.mindspore does not provide"
+            )
         pending.append(item.tensor.tensor_content)
         if index + 1 < len(values) and values[index + 1].tag == item.tag:
             continue

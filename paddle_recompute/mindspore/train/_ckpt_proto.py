@@ -26,8 +26,9 @@ __all__ = ["Checkpoint"]
 _F = descriptor_pb2.FieldDescriptorProto
 
 
-def _field(message, name: str, number: int, kind: int, label: int, type_name: str = "",
-           oneof: int | None = None) -> None:
+def _field(
+    message, name: str, number: int, kind: int, label: int, type_name: str = "", oneof: int | None = None
+) -> None:
     field = message.field.add(name=name, number=number, type=kind, label=label)
     if type_name:
         field.type_name = type_name

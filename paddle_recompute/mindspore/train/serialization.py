@@ -37,8 +37,10 @@ def _check_format(format: str, api: str) -> None:
 
 def _check_instance(name: str, value: Any, types: tuple) -> Any:
     if not isinstance(value, types):
-        raise TypeError(f"The argument '{name}' must be {' or '.join(t.__name__ for t in types)}, "
-                        f"but got {type(value).__name__}.")
+        raise TypeError(
+            f"The argument '{name}' must be {' or '.join(t.__name__ for t in types)}, "
+            f"but got {type(value).__name__}."
+        )
     return value
 
 
@@ -56,15 +58,19 @@ def _named(save_obj: Any, choice_func: Callable | None) -> list[tuple[str, Any]]
         pairs = list(save_obj.items())
         bad = [k for k, _ in pairs if not isinstance(k, str)]
         if bad:
-            raise TypeError(f"For save_checkpoint, when save_obj is made up by dict, the key should be str, "
-                            f"but got the type of key is {type(bad[0])}")
+            raise TypeError(
+                f"For save_checkpoint, when save_obj is made up by dict, the key should be str, "
+                f"but got the type of key is {type(bad[0])}"
+            )
     elif save_obj and isinstance(save_obj[0], dict):
         pairs = [(item["name"], item["data"]) for item in save_obj]
     else:
         bad = [p for p in save_obj if not isinstance(p, Parameter)]
         if bad:
-            raise TypeError(f"For save_checkpoint, when save_obj is made up by list of Parameter,"
-                            f"the param should be parameter, but got {type(bad[0])}")
+            raise TypeError(
+                f"For save_checkpoint, when save_obj is made up by list of Parameter,"
+                f"the param should be parameter, but got {type(bad[0])}"
+            )
         pairs = [(param_name(p), p) for p in save_obj]
     return [(k, v) for k, v in pairs if choice_func is None or choice_func(k)]
 
@@ -84,19 +90,32 @@ def _record(name: str, value: Any) -> tuple:
 
 def _target(ckpt_file_name: Any, format: str) -> str:
     if not isinstance(ckpt_file_name, str):
-        raise TypeError(f"For 'save_checkpoint', the parameter {ckpt_file_name} for checkpoint file name is "
-                        f"invalid,'ckpt_file_name' must be string, but got {type(ckpt_file_name)}.")
+        raise TypeError(
+            f"For 'save_checkpoint', the parameter {ckpt_file_name} for checkpoint file name is "
+            f"invalid,'ckpt_file_name' must be string, but got {type(ckpt_file_name)}."
+        )
     path = os.path.realpath(ckpt_file_name)
     if os.path.isdir(path):
-        raise IsADirectoryError(f"For 'save_checkpoint', the parameter `ckpt_file_name`: {path} is a "
-                                f"directory, it must be a file name.")
+        raise IsADirectoryError(
+            f"For 'save_checkpoint', the parameter `ckpt_file_name`: {path} is a "
+            f"directory, it must be a file name."
+        )
     return path if path.endswith(format) else f"{path}.{format}"
 
 
-def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = True, async_save: Any = False,
-                    append_dict: dict | None = None, enc_key: bytes | None = None, enc_mode: str = "AES-GCM",
-                    choice_func: Callable | None = None, crc_check: bool = False, format: str = "ckpt",
-                    **kwargs: Any) -> None:
+def save_checkpoint(
+    save_obj: Any,
+    ckpt_file_name: str,
+    integrated_save: bool = True,
+    async_save: Any = False,
+    append_dict: dict | None = None,
+    enc_key: bytes | None = None,
+    enc_mode: str = "AES-GCM",
+    choice_func: Callable | None = None,
+    crc_check: bool = False,
+    format: str = "ckpt",
+    **kwargs: Any,
+) -> None:
     """``mindspore.save_checkpoint``: a Cell, a list of Parameters (or of ``{"name", "data"}``
     dicts) or a dict of name to Parameter, to MindSpore's ``.ckpt`` or ``.safetensors``.
 
@@ -109,8 +128,10 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: str, integrated_save: bool = 
     """
     _check_format(format, "save_checkpoint")
     if not isinstance(save_obj, paddle.nn.Layer | list | dict):
-        raise TypeError(f"For 'save_checkpoint', the parameter 'save_obj' must be nn.Cell, list or dict, "
-                        f"but got {type(save_obj)}.")
+        raise TypeError(
+            f"For 'save_checkpoint', the parameter 'save_obj' must be nn.Cell, list or dict, "
+            f"but got {type(save_obj)}."
+        )
     path = _target(ckpt_file_name, format)
     _check_instance("integrated_save", integrated_save, (bool,))
     _check_instance("crc_check", crc_check, (bool,))
@@ -133,22 +154,30 @@ def _check_prefix(prefix: Any) -> tuple:
         return ()
     items = (prefix,) if isinstance(prefix, str) else prefix
     if not isinstance(items, list | tuple) or not all(isinstance(p, str) and p for p in items):
-        raise TypeError("For 'load_checkpoint', the type of 'specify_prefix' or 'filter_prefix' must be "
-                        f"string, list[string] or tuple[string], but got {type(prefix)}.")
+        raise TypeError(
+            "For 'load_checkpoint', the type of 'specify_prefix' or 'filter_prefix' must be "
+            f"string, list[string] or tuple[string], but got {type(prefix)}."
+        )
     return tuple(items)
 
 
 def _source(ckpt_file_name: Any, format: str) -> str:
     if not isinstance(ckpt_file_name, str):
-        raise TypeError(f"For 'load_checkpoint', the argument 'ckpt_file_name' must be string, "
-                        f"but got {type(ckpt_file_name)}.")
+        raise TypeError(
+            f"For 'load_checkpoint', the argument 'ckpt_file_name' must be string, "
+            f"but got {type(ckpt_file_name)}."
+        )
     if not ckpt_file_name.endswith(format):
-        raise ValueError(f"For 'load_checkpoint', the checkpoint file format must same with 'format', but "
-                         f"got file_name:'{ckpt_file_name}', format:'{format}'")
+        raise ValueError(
+            f"For 'load_checkpoint', the checkpoint file format must same with 'format', but "
+            f"got file_name:'{ckpt_file_name}', format:'{format}'"
+        )
     path = os.path.realpath(ckpt_file_name)
     if not os.path.exists(path):
-        raise ValueError(f"For 'load_checkpoint', the checkpoint file: {path} does not exist, please check "
-                         f"whether the 'ckpt_file_name' is correct.")
+        raise ValueError(
+            f"For 'load_checkpoint', the checkpoint file: {path} does not exist, please check "
+            f"whether the 'ckpt_file_name' is correct."
+        )
     return path
 
 
@@ -159,10 +188,19 @@ def _parameter(name: str, value: np.ndarray, type_name: str) -> paddle.Tensor:
     return Parameter(tensor, name=name)
 
 
-def load_checkpoint(ckpt_file_name: str, net: Any = None, strict_load: bool = False,
-                    filter_prefix: Any = None, dec_key: bytes | None = None, dec_mode: str = "AES-GCM",
-                    specify_prefix: Any = None, choice_func: Callable | None = None, crc_check: bool = False,
-                    remove_redundancy: bool = False, format: str = "ckpt") -> dict:
+def load_checkpoint(
+    ckpt_file_name: str,
+    net: Any = None,
+    strict_load: bool = False,
+    filter_prefix: Any = None,
+    dec_key: bytes | None = None,
+    dec_mode: str = "AES-GCM",
+    specify_prefix: Any = None,
+    choice_func: Callable | None = None,
+    crc_check: bool = False,
+    remove_redundancy: bool = False,
+    format: str = "ckpt",
+) -> dict:
     """``mindspore.load_checkpoint``: ``{name: Parameter}`` (``str`` for saved strings), loaded
     into ``net`` too when given.
 
@@ -186,8 +224,10 @@ def load_checkpoint(ckpt_file_name: str, net: Any = None, strict_load: bool = Fa
             continue
         parameter_dict[name] = value if isinstance(value, str) else _parameter(name, value, type_name)
     if not parameter_dict:
-        raise ValueError("The loaded parameter dict is empty after filter or specify, please check whether "
-                         "'filter_prefix' or 'specify_prefix' are set correctly.")
+        raise ValueError(
+            "The loaded parameter dict is empty after filter or specify, please check whether "
+            "'filter_prefix' or 'specify_prefix' are set correctly."
+        )
     if net is not None:
         load_param_into_net(net, parameter_dict, strict_load, remove_redundancy)
     return parameter_dict
@@ -203,7 +243,8 @@ def _update(param: paddle.Tensor, new: Any, strict_load: bool) -> None:
             f"in the argument 'parameter_dict'. But got its shape {tuple(param.shape)} in the argument 'net' "
             f"and shape {tuple(new.shape)} in the argument 'parameter_dict'.May you need to check whether "
             f"the checkpoint you loaded is correct or the batch size and so on in the 'net' and "
-            f"'parameter_dict' are same.")
+            f"'parameter_dict' are same."
+        )
     mine, theirs = dtype_name(param.dtype), dtype_name(new.dtype)
     convertible = {mine, theirs} <= _FLOATS or {mine, theirs} <= _INTS
     if mine != theirs and (strict_load or not convertible):
@@ -211,12 +252,14 @@ def _update(param: paddle.Tensor, new: Any, strict_load: bool) -> None:
             f"For 'load_param_into_net', {name} in the argument 'net' should have the same type as {name} "
             f"in the argument 'parameter_dict'. but got its type {mine} in the argument 'net' and type "
             f"{theirs} in the argument 'parameter_dict'.May you need to check whether the checkpoint you "
-            f"loaded is correct.")
+            f"loaded is correct."
+        )
     set_data(param, new.astype(to_paddle_dtype(param.dtype)))
 
 
-def load_param_into_net(net: Any, parameter_dict: dict, strict_load: bool = False,
-                        remove_redundancy: bool = False) -> tuple[list, list]:
+def load_param_into_net(
+    net: Any, parameter_dict: dict, strict_load: bool = False, remove_redundancy: bool = False
+) -> tuple[list, list]:
     """``mindspore.load_param_into_net``: returns ``(param_not_load, ckpt_not_load)``, MindSpore's
     two lists of names (network parameters left as they were; checkpoint entries unused).
 
@@ -226,11 +269,14 @@ def load_param_into_net(net: Any, parameter_dict: dict, strict_load: bool = Fals
     from .._cell_names import ms_parameters
 
     if not isinstance(net, paddle.nn.Layer):
-        raise TypeError(f"For 'load_param_into_net', the argument 'net' should be a Cell, "
-                        f"but got {type(net)}.")
+        raise TypeError(
+            f"For 'load_param_into_net', the argument 'net' should be a Cell, but got {type(net)}."
+        )
     if not isinstance(parameter_dict, dict):
-        raise TypeError(f"For 'load_param_into_net', the argument 'parameter_dict' should be a dict, "
-                        f"but got {type(parameter_dict)}.")
+        raise TypeError(
+            f"For 'load_param_into_net', the argument 'parameter_dict' should be a dict, "
+            f"but got {type(parameter_dict)}."
+        )
     _check_instance("strict_load", strict_load, (bool,))
     params = [(param_name(p), p) for _, p in ms_parameters(net, "", True)]
     param_not_load, ckpt_not_load = [], list(parameter_dict)
