@@ -92,7 +92,7 @@ def MnistDataset(
         labels.append(_idx(f"{prefix}-labels-idx1-ubyte", 2049))
     if not labels:
         raise RuntimeError(f"MnistDataset: no MNIST files for usage {usage!r} in {root}.")
-    return _Arrays(np.concatenate(images), np.concatenate(labels), num_samples, shuffle)
+    return Dataset(_Arrays(np.concatenate(images), np.concatenate(labels), num_samples, shuffle))
 
 
 def _cifar_records(path: str) -> np.ndarray:
@@ -137,7 +137,7 @@ def Cifar10Dataset(
         raise RuntimeError(f"Cifar10Dataset: no CIFAR-10 binary files for usage {usage!r} in {root}.")
     records = np.concatenate([_cifar_records(os.path.join(root, f)) for f in chosen])
     images = records[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
-    return _Arrays(images, records[:, 0], num_samples, shuffle)
+    return Dataset(_Arrays(images, records[:, 0], num_samples, shuffle))
 
 
 class _Folder(MappableSource):
@@ -204,4 +204,4 @@ def ImageFolderDataset(
         for file in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
             if suffixes is None or os.path.splitext(file)[1] in suffixes:
                 files.append((os.path.join(folder, file), label))
-    return _Folder(files, decode, num_samples, shuffle)
+    return Dataset(_Folder(files, decode, num_samples, shuffle))

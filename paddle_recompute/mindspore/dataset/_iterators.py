@@ -30,7 +30,7 @@ class RowIterator:
             raise TypeError(
                 f"Argument output_numpy with value {output_numpy!r} is not of type [<class 'bool'>]."
             )
-        names = dataset.get_col_names()
+        names = dataset.columns
         if columns is not None:
             unknown = [c for c in columns if c not in names]
             if unknown:

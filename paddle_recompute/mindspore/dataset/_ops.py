@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._columns import as_row
-from ._pipeline import Dataset, _names
+from ._node import Node, names
 from .config import generator
 
 __all__ = [
@@ -34,19 +34,19 @@ def _index(columns: list[str], names: list[str], api: str) -> list[int]:
     return [columns.index(n) for n in names]
 
 
-class MapDataset(Dataset):
+class MapDataset(Node):
     """MindSpore's column rule: as many outputs as inputs replace them in place; otherwise the
     outputs come first, then the columns that were not inputs (recorded from MindSpore 2.10)."""
 
-    def __init__(self, child: Dataset, operations: Any, input_columns: Any, output_columns: Any):
+    def __init__(self, child: Node, operations: Any, input_columns: Any, output_columns: Any):
         ops = list(operations) if isinstance(operations, list | tuple) else [operations]
         if not ops or not all(callable(op) for op in ops):
             raise TypeError(
                 f"Argument operations with value {operations!r} is not callable or a list of callables."
             )
-        columns = child.get_col_names()
-        inputs = columns[:1] if input_columns is None else _names(input_columns, "input_columns")
-        outputs = inputs if output_columns is None else _names(output_columns, "output_columns")
+        columns = list(child.columns)
+        inputs = columns[:1] if input_columns is None else names(input_columns, "input_columns")
+        outputs = inputs if output_columns is None else names(output_columns, "output_columns")
         self._ops, self._in = ops, _index(columns, inputs, "map")
         kept = [i for i in range(len(columns)) if i not in self._in]
         self._same = len(inputs) == len(outputs)
@@ -88,17 +88,17 @@ def _stack(values: list, column: str) -> np.ndarray:
     return np.stack(values)
 
 
-class BatchDataset(Dataset):
-    def __init__(self, child: Dataset, batch_size: int, drop_remainder: bool):
+class BatchDataset(Node):
+    def __init__(self, child: Node, batch_size: int, drop_remainder: bool):
         if not isinstance(drop_remainder, bool):
             raise TypeError(
                 f"Argument drop_remainder with value {drop_remainder!r} is not of type [<class 'bool'>]."
             )
         self._batch, self._drop = batch_size, drop_remainder
-        super().__init__([child], child.get_col_names())
+        super().__init__([child], child.columns)
 
     def _emit(self, rows: list) -> tuple:
-        return tuple(_stack([r[c] for r in rows], name) for c, name in enumerate(self._columns))
+        return tuple(_stack([r[c] for r in rows], name) for c, name in enumerate(self.columns))
 
     def _epoch(self) -> Iterator[tuple]:
         rows: list = []
@@ -114,16 +114,16 @@ class BatchDataset(Dataset):
         n = self.children[0]._size()
         return n // self._batch if self._drop else math.ceil(n / self._batch)
 
-    def get_batch_size(self) -> int:
+    def batch_size(self) -> int:
         return self._batch
 
 
-class ShuffleDataset(Dataset):
+class ShuffleDataset(Node):
     """MindSpore's buffer shuffle: a row drawn at random from a buffer of ``buffer_size`` rows."""
 
-    def __init__(self, child: Dataset, buffer_size: int):
+    def __init__(self, child: Node, buffer_size: int):
         self._buffer = buffer_size
-        super().__init__([child], child.get_col_names())
+        super().__init__([child], child.columns)
 
     def _epoch(self) -> Iterator[tuple]:
         rng, buffer = generator(), []
@@ -135,10 +135,10 @@ class ShuffleDataset(Dataset):
             yield buffer.pop(int(rng.integers(len(buffer))))
 
 
-class RepeatDataset(Dataset):
-    def __init__(self, child: Dataset, count: int | None):
+class RepeatDataset(Node):
+    def __init__(self, child: Node, count: int | None):
         self._count = count
-        super().__init__([child], child.get_col_names())
+        super().__init__([child], child.columns)
 
     def _epoch(self) -> Iterator[tuple]:
         done = 0
@@ -149,13 +149,13 @@ class RepeatDataset(Dataset):
     def _size(self) -> int:  # an endless repeat reports one pass, as MindSpore 2.10 does
         return self.children[0]._size() * (self._count or 1)
 
-    def get_repeat_count(self) -> int:
+    def repeat_count(self) -> int:
         return -1 if self._count is None else self._count
 
 
-class ProjectDataset(Dataset):
-    def __init__(self, child: Dataset, columns: list[str]):
-        self._pick = _index(child.get_col_names(), columns, "project")
+class ProjectDataset(Node):
+    def __init__(self, child: Node, columns: list[str]):
+        self._pick = _index(child.columns, columns, "project")
         super().__init__([child], columns)
 
     def _epoch(self) -> Iterator[tuple]:
@@ -163,11 +163,11 @@ class ProjectDataset(Dataset):
             yield tuple(row[i] for i in self._pick)
 
 
-class RenameDataset(Dataset):
-    def __init__(self, child: Dataset, old: list[str], new: list[str]):
+class RenameDataset(Node):
+    def __init__(self, child: Node, old: list[str], new: list[str]):
         if len(old) != len(new):
             raise ValueError("input_columns and output_columns list are not the same size.")
-        columns = child.get_col_names()
+        columns = list(child.columns)
         for position, name in zip(_index(columns, old, "rename"), new, strict=True):
             columns[position] = name
         super().__init__([child], columns)
@@ -176,12 +176,12 @@ class RenameDataset(Dataset):
         return self.children[0]._epoch()
 
 
-class SliceDataset(Dataset):
+class SliceDataset(Node):
     """``skip(n)`` and ``take(n)``."""
 
-    def __init__(self, child: Dataset, start: int, count: int | None):
+    def __init__(self, child: Node, start: int, count: int | None):
         self._start, self._count = start, count
-        super().__init__([child], child.get_col_names())
+        super().__init__([child], child.columns)
 
     def _epoch(self) -> Iterator[tuple]:
         for index, row in enumerate(self.children[0]._epoch()):

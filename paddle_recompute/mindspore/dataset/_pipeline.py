@@ -1,49 +1,30 @@
-"""``mindspore.dataset.Dataset``: a pipeline of nodes, each pulling rows from its child.
-
-A row is a tuple of numpy arrays, one per column. Every node knows its column names and its
-size; ``_epoch()`` yields one epoch of rows. Nodes run in the calling thread, one row at a
-time (MindSpore runs them in worker threads; the rows are the same without shuffling).
-"""
+"""``mindspore.dataset.Dataset``: what a user holds; each operation wraps a new node (``_ops.py``)
+around the dataset's node (``_node.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
 from .._validate import missing, not_provided
-from .config import generator
+from ._iterators import RowIterator
+from ._node import Node, check_count, names
+from ._ops import (
+    BatchDataset,
+    MapDataset,
+    ProjectDataset,
+    RenameDataset,
+    RepeatDataset,
+    ShuffleDataset,
+    SliceDataset,
+)
 
 __all__ = ["Dataset"]
 
-INT32_MAX = 2147483647
+_ACCEPTED = ("num_parallel_workers", "python_multiprocessing", "max_rowsize", "cache")
 
 
-def _names(value: Any, what: str) -> list[str]:
-    names = [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else None
-    if not names or not all(isinstance(n, str) and n for n in names):
-        raise TypeError(
-            f"Argument {what} with value {value!r} is not of type [<class 'str'>, <class 'list'>]."
-        )
-    return names
-
-
-def _check_count(value: Any, what: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"Argument {what} with value {value!r} is not of type [<class 'int'>], but got {type(value)}."
-        )
-    if not low <= value <= INT32_MAX:
-        raise ValueError(f"Input {what} is not within the required interval of [{low}, {INT32_MAX}].")
-    return value
-
-
-def _no_extra(
-    api: str,
-    kwargs: dict,
-    accepted: Sequence[str] = ("num_parallel_workers", "python_multiprocessing", "max_rowsize", "cache"),
-) -> None:
+def _no_extra(api: str, kwargs: dict, accepted: Sequence[str] = _ACCEPTED) -> None:
     for key, value in kwargs.items():
         if key not in accepted and value is not None:
             raise not_provided(f"mindspore.dataset.Dataset.{api}({key}=...)")
@@ -52,30 +33,22 @@ def _no_extra(
 class Dataset:
     """The operations every MindSpore dataset has (``map``, ``batch``, ``shuffle``, ...)."""
 
-    def __init__(self, children: Sequence[Dataset] = (), columns: Sequence[str] = ()):
-        self.children = list(children)
-        self._columns = list(columns)
-
-    # what a node defines -------------------------------------------------------------
-    def _epoch(self) -> Iterator[tuple]:
-        raise NotImplementedError
-
-    def _size(self) -> int:
-        return self.children[0]._size()
+    def __init__(self, node: Node):
+        self._node = node
 
     # information -----------------------------------------------------------------------
     def get_col_names(self) -> list[str]:
-        return list(self._columns)
+        return list(self._node.columns)
 
     def get_dataset_size(self) -> int:
         """Rows (batches after ``batch``) in one epoch."""
-        return self._size()
+        return self._node._size()
 
     def get_batch_size(self) -> int:
-        return self.children[0].get_batch_size() if self.children else 1
+        return self._node.batch_size()
 
     def get_repeat_count(self) -> int:
-        return self.children[0].get_repeat_count() if self.children else 1
+        return self._node.repeat_count()
 
     # operations ------------------------------------------------------------------------
     def map(
@@ -87,10 +60,8 @@ class Dataset:
         **kwargs: Any,
     ) -> Dataset:
         """Apply ``operations`` in order to ``input_columns`` (default: the first column)."""
-        from ._ops import MapDataset
-
         _no_extra("map", kwargs)
-        return MapDataset(self, operations, input_columns, output_columns)
+        return Dataset(MapDataset(self._node, operations, input_columns, output_columns))
 
     def batch(
         self,
@@ -99,71 +70,47 @@ class Dataset:
         num_parallel_workers: int | None = None,
         **kwargs: Any,
     ) -> Dataset:
-        from ._ops import BatchDataset
-
         _no_extra("batch", kwargs)
-        return BatchDataset(self, _check_count(batch_size, "batch_size", 1), drop_remainder)
+        return Dataset(BatchDataset(self._node, check_count(batch_size, "batch_size", 1), drop_remainder))
 
     def shuffle(self, buffer_size: int) -> Dataset:
-        from ._ops import ShuffleDataset
-
-        return ShuffleDataset(self, _check_count(buffer_size, "buffer_size", 2))
+        return Dataset(ShuffleDataset(self._node, check_count(buffer_size, "buffer_size", 2)))
 
     def repeat(self, count: int | None = None) -> Dataset:
-        from ._ops import RepeatDataset
-
         if count is not None and count != -1:
-            _check_count(count, "count", 1)
-        return RepeatDataset(self, None if count in (None, -1) else count)
+            check_count(count, "count", 1)
+        return Dataset(RepeatDataset(self._node, None if count in (None, -1) else count))
 
     def project(self, columns: Any) -> Dataset:
-        from ._ops import ProjectDataset
-
-        return ProjectDataset(self, _names(columns, "columns"))
+        return Dataset(ProjectDataset(self._node, names(columns, "columns")))
 
     def rename(self, input_columns: Any, output_columns: Any) -> Dataset:
-        from ._ops import RenameDataset
-
-        return RenameDataset(
-            self, _names(input_columns, "input_columns"), _names(output_columns, "output_columns")
-        )
+        old, new = names(input_columns, "input_columns"), names(output_columns, "output_columns")
+        return Dataset(RenameDataset(self._node, old, new))
 
     def skip(self, count: int) -> Dataset:
-        from ._ops import SliceDataset
-
-        return SliceDataset(self, _check_count(count, "count", 0), None)
+        return Dataset(SliceDataset(self._node, check_count(count, "count", 0), None))
 
     def take(self, count: int = -1) -> Dataset:
-        from ._ops import SliceDataset
-
-        return SliceDataset(self, 0, None if count == -1 else _check_count(count, "count", 1))
+        return Dataset(SliceDataset(self._node, 0, None if count == -1 else check_count(count, "count", 1)))
 
     # iteration -------------------------------------------------------------------------
     def create_tuple_iterator(
         self, columns: Any = None, num_epochs: int = -1, output_numpy: bool = False, do_copy: bool = False
     ) -> Iterator:
         """Rows as lists (Tensors, or numpy arrays with ``output_numpy``); ``num_epochs`` passes."""
-        from ._iterators import RowIterator
-
-        picked = None if columns is None else _names(columns, "columns")
-        return RowIterator(self, picked, num_epochs, output_numpy, as_dict=False)
+        picked = None if columns is None else names(columns, "columns")
+        return RowIterator(self._node, picked, num_epochs, output_numpy, as_dict=False)
 
     def create_dict_iterator(
         self, num_epochs: int = -1, output_numpy: bool = False, do_copy: bool = False
     ) -> Iterator:
-        from ._iterators import RowIterator
-
-        return RowIterator(self, None, num_epochs, output_numpy, as_dict=True)
+        return RowIterator(self._node, None, num_epochs, output_numpy, as_dict=True)
 
     def __iter__(self) -> Iterator:
         return iter(self.create_tuple_iterator())
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("__") or name == "_node":
             raise AttributeError(name)
         raise missing("mindspore.dataset.Dataset", name)
-
-
-def shuffled(count: int) -> np.ndarray:
-    """A permutation of ``range(count)`` from the pipeline's generator."""
-    return generator().permutation(count)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._validate import not_provided
-from ._pipeline import Dataset, _check_count, shuffled
+from ._node import Node, check_count, shuffled
 
 __all__ = ["MappableSource", "check_source_args"]
 
@@ -14,7 +14,7 @@ __all__ = ["MappableSource", "check_source_args"]
 def check_source_args(api: str, num_samples: Any, shuffle: Any, **unsupported: Any) -> None:
     """Validate the sampling arguments; raise for the ones this layer does not provide."""
     if num_samples is not None:
-        _check_count(num_samples, "num_samples", 0)
+        check_count(num_samples, "num_samples", 0)
     if shuffle is not None and not isinstance(shuffle, bool):
         raise TypeError(
             f"Argument shuffle with value {shuffle!r} is not of type [<class 'bool'>], "
@@ -27,7 +27,7 @@ def check_source_args(api: str, num_samples: Any, shuffle: Any, **unsupported: A
             )
 
 
-class MappableSource(Dataset):
+class MappableSource(Node):
     """A source read by index. ``shuffle=None`` shuffles, as MindSpore's sources do."""
 
     def __init__(self, columns: list[str], num_samples: int | None, shuffle: bool | None):

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ._columns import as_array, as_row
-from ._pipeline import Dataset, _names
+from ._node import Node, names
+from ._pipeline import Dataset
 from ._source import MappableSource, check_source_args
 
 __all__ = ["GeneratorDataset", "NumpySlicesDataset"]
@@ -21,7 +22,7 @@ def _column_names(column_names: Any, schema: Any) -> list[str]:
         raise not_provided("mindspore.dataset.GeneratorDataset(schema=...)", "give column_names")
     if column_names is None:
         raise ValueError("Neither columns_names nor schema are provided.")
-    return _names(column_names, "column_names")
+    return names(column_names, "column_names")
 
 
 class _RandomAccess(MappableSource):
@@ -33,10 +34,10 @@ class _RandomAccess(MappableSource):
         return len(self._source)
 
     def _row(self, index: int) -> tuple:
-        return as_row(self._source[index], len(self._columns), "GeneratorDataset")
+        return as_row(self._source[index], len(self.columns), "GeneratorDataset")
 
 
-class _Iterable(Dataset):
+class _Iterable(Node):
     def __init__(self, source: Any, columns: list[str], num_samples: int | None):
         super().__init__((), columns)
         self._source, self._limit = source, num_samples or None
@@ -46,7 +47,7 @@ class _Iterable(Dataset):
         for position, item in enumerate(items):
             if self._limit is not None and position >= self._limit:
                 return
-            yield as_row(item, len(self._columns), "GeneratorDataset")
+            yield as_row(item, len(self.columns), "GeneratorDataset")
 
     def _size(self) -> int:
         return sum(1 for _ in self._epoch())  # MindSpore also runs the generator once to count
@@ -86,7 +87,7 @@ def GeneratorDataset(
         collate_fn=collate_fn,
     )
     if hasattr(source, "__getitem__") and hasattr(source, "__len__"):
-        return _RandomAccess(source, columns, num_samples, shuffle)
+        return Dataset(_RandomAccess(source, columns, num_samples, shuffle))
     if not callable(source) and not hasattr(source, "__iter__"):
         raise TypeError(
             "Input `source` function of GeneratorDataset should be callable, iterable or random "
@@ -97,7 +98,7 @@ def GeneratorDataset(
         raise ValueError(
             "shuffle is not supported when source is iterable (it needs __getitem__ and __len__)."
         )
-    return _Iterable(source, columns, num_samples)
+    return Dataset(_Iterable(source, columns, num_samples))
 
 
 class _Slices(MappableSource):
@@ -130,22 +131,22 @@ def NumpySlicesDataset(
         "NumpySlicesDataset", num_samples, shuffle, sampler=sampler, num_shards=num_shards, shard_id=shard_id
     )
     if isinstance(data, dict):
-        names, arrays = list(data), [as_array(v) for v in data.values()]
+        columns, arrays = list(data), [as_array(v) for v in data.values()]
     elif isinstance(data, tuple):
-        names, arrays = [f"column_{i}" for i in range(len(data))], [as_array(v) for v in data]
+        columns, arrays = [f"column_{i}" for i in range(len(data))], [as_array(v) for v in data]
     elif isinstance(data, list | np.ndarray):
-        names, arrays = ["column_0"], [as_array(data)]
+        columns, arrays = ["column_0"], [as_array(data)]
     else:
         raise TypeError(
             f"Unsupported data type: {type(data)}, only support some common python data type, like "
             f"list, tuple, dict, and numpy array."
         )
     if column_names is not None:
-        names = _names(column_names, "column_names")
+        columns = names(column_names, "column_names")
     lengths = {len(a) for a in arrays}
-    if len(lengths) != 1 or len(names) != len(arrays):
+    if len(lengths) != 1 or len(columns) != len(arrays):
         raise ValueError(
             f"NumpySlicesDataset: every column needs the same first dimension and a name, but got "
-            f"lengths {sorted(lengths)} for names {names}."
+            f"lengths {sorted(lengths)} for names {columns}."
         )
-    return _Slices(names, arrays, num_samples, shuffle)
+    return Dataset(_Slices(columns, arrays, num_samples, shuffle))
