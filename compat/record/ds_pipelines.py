@@ -15,20 +15,20 @@ import numpy as np
 
 
 def mnist_raw(root):
-    return ds.MnistDataset(f"{root}/mnist", shuffle=False)
+    return ds.MnistDataset(f"{root}/mnist", shuffle=False).skip(28).take(8)
 
 
 def mnist_test_usage(root):
-    return ds.MnistDataset(f"{root}/mnist", usage="test", shuffle=False)
+    return ds.MnistDataset(f"{root}/mnist", usage="test", shuffle=False, num_samples=5)
 
 
 def mnist_all_samples(root):
-    return ds.MnistDataset(f"{root}/mnist", usage="all", shuffle=False, num_samples=12)
+    return ds.MnistDataset(f"{root}/mnist", usage="all", shuffle=False, num_samples=6)
 
 
 def mnist_tutorial(root):
     """The beginner tutorial's ``datapipe``."""
-    dataset = ds.MnistDataset(f"{root}/mnist", shuffle=False)
+    dataset = ds.MnistDataset(f"{root}/mnist", shuffle=False, num_samples=14)
     image_transforms = [
         vision.Rescale(1.0 / 255.0, 0),
         vision.Normalize(mean=(0.1307,), std=(0.3081,)),

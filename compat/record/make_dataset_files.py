@@ -2,8 +2,9 @@
 
     python compat/record/make_dataset_files.py tests/mindspore/data/datasets
 
-Pixels come from numpy's RandomState(0); images in the folder are written by Pillow (PNG,
-and JPEG at quality 90). Runs under any Python with numpy and Pillow.
+Pixels come from numpy's RandomState(0) (MNIST images carry a bright band of rows that
+depends on the label, so the end-to-end programs have something to learn); images in the
+folder are written by Pillow (PNG, and JPEG at quality 90). Runs under any Python with numpy and Pillow.
 
 MindSpore's CIFAR-10 reader insists on 10000 records per file (30 MB), too large to commit:
 ``cifar10(root)`` writes ``data_batch_1.bin`` and ``test_batch.bin`` from their own seeds
@@ -22,9 +23,12 @@ from PIL import Image
 
 def mnist(root: Path, rng: np.random.RandomState) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    for usage, n in (("train", 10), ("t10k", 4)):
-        images = rng.randint(0, 256, size=(n, 28, 28)).astype(np.uint8)
+    for usage, n in (("train", 96), ("t10k", 32)):
         labels = rng.randint(0, 10, size=n).astype(np.uint8)
+        images = rng.randint(0, 160, size=(n, 28, 28))
+        for image, label in zip(images, labels, strict=True):  # a bright band per class: learnable
+            image[2 + 2 * label : 5 + 2 * label] += 95
+        images = images.astype(np.uint8)
         header = struct.pack(">IIII", 2051, n, 28, 28)
         (root / f"{usage}-images-idx3-ubyte").write_bytes(header + images.tobytes())
         (root / f"{usage}-labels-idx1-ubyte").write_bytes(struct.pack(">II", 2049, n) + labels.tobytes())
