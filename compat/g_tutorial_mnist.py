@@ -5,7 +5,7 @@ Unmodified MindSpore code: it runs under real MindSpore and, on Paddle, with
 ``python -m paddle_recompute.mindspore compat/g_tutorial_mnist.py --data DIR ...``. Changes
 from the published tutorial, so that runs can be compared: the pipeline does not shuffle, the
 hidden layers are 64 wide, the initial weights come from ``--init`` (a ``.ckpt``), optionally
-scaled by ``1 + noise * N(0, 1)`` (``--noise``, to measure MindSpore's own noise floor), and
+scaled by ``1 + noise * N(0, 1)`` (``--noise``, ``--noise-seed``, to measure MindSpore's own noise floor), and
 ``--recompute`` marks each hidden block ``.recompute()``. Prints one JSON line.
 """
 import argparse
@@ -69,13 +69,14 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--noise", type=float, default=0.0)
+    parser.add_argument("--noise-seed", type=int, default=0)
     parser.add_argument("--recompute", action="store_true")
     args = parser.parse_args()
 
     train_dataset = datapipe(args.data, 'train', 16)
     test_dataset = datapipe(args.data, 'test', 16)
     model = Network(args.recompute)
-    not_loaded = load_initial(model, args.init, args.noise)
+    not_loaded = load_initial(model, args.init, args.noise, args.noise_seed)
 
     loss_fn = nn.CrossEntropyLoss()
     optimizer = nn.SGD(model.trainable_params(), 1e-2)

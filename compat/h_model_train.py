@@ -5,7 +5,8 @@ and model zoos train: a LeNet-style network on a MNIST pipeline, ``nn.Momentum``
 
 Unmodified MindSpore code: it runs under real MindSpore and, on Paddle, with
 ``python -m paddle_recompute.mindspore compat/h_model_train.py --data DIR --init W.ckpt --out DIR``.
-``--noise`` scales the initial weights by ``1 + noise * N(0, 1)`` (MindSpore's noise floor),
+``--noise`` scales the initial weights by ``1 + noise * N(0, 1)`` (MindSpore's noise floor;
+``--noise-seed`` picks the draw),
 ``--sink`` passes ``dataset_sink_mode=True``, ``--recompute`` marks the feature blocks
 ``.recompute()``. Prints LossMonitor's lines, then one JSON line.
 """
@@ -17,8 +18,20 @@ import mindspore
 import numpy as np
 from mindspore import nn
 from mindspore.dataset import MnistDataset, transforms, vision
-from mindspore.train import (Accuracy, Callback, CheckpointConfig, Loss, LossMonitor, Model, ModelCheckpoint,
-                             Precision, Recall, TimeMonitor, Top1CategoricalAccuracy, Top5CategoricalAccuracy)
+from mindspore.train import (
+    Accuracy,
+    Callback,
+    CheckpointConfig,
+    Loss,
+    LossMonitor,
+    Model,
+    ModelCheckpoint,
+    Precision,
+    Recall,
+    TimeMonitor,
+    Top1CategoricalAccuracy,
+    Top5CategoricalAccuracy,
+)
 
 
 def create_dataset(path, usage, batch_size):
@@ -76,6 +89,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--noise", type=float, default=0.0)
+    parser.add_argument("--noise-seed", type=int, default=0)
     parser.add_argument("--sink", action="store_true")
     parser.add_argument("--recompute", action="store_true")
     args = parser.parse_args()
@@ -83,7 +97,7 @@ def main():
     net = LeNet(recompute=args.recompute)
     param_dict = mindspore.load_checkpoint(args.init)
     if args.noise:
-        rng = np.random.RandomState(0)
+        rng = np.random.RandomState(args.noise_seed)
         for name in sorted(param_dict):
             value = param_dict[name].asnumpy()
             noisy = (value * (1 + args.noise * rng.standard_normal(value.shape))).astype(np.float32)

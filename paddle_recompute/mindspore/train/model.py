@@ -4,14 +4,16 @@
 loss_fn), optimizer)`` one batch at a time; callbacks see MindSpore's ``cb_params``
 (``cur_epoch_num``, ``cur_step_num`` counted over all epochs, ``batch_num``, ``net_outputs``,
 ``epoch_num``, ``mode``, ``train_network``, ``optimizer``, ``dataset_sink_mode``, ...).
-``dataset_sink_mode=True`` is accepted and runs exactly as ``False``: every step is a Python
-step, so callbacks run per step (MindSpore calls ``step_end`` once per sinked epoch).
+``dataset_sink_mode=True`` is accepted and runs exactly as ``False`` (every step a Python step,
+callbacks per step, ``cb_params.dataset_sink_mode`` False), which is what MindSpore 2.10 does
+on CPU (recorded), with the same warning.
 Evaluation runs ``loss_fn(network(data), label)``: ``Loss`` receives the loss, every other
 metric the logits and the label, as MindSpore's evaluation network gives them.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import paddle
@@ -192,8 +194,14 @@ class Model:
             raise ValueError(
                 f"For 'Model.train', 'initial_epoch' must be in [0, epoch), but got {initial_epoch}."
             )
+        if sink:
+            warnings.warn(
+                "The CPU cannot support dataset sink mode currently. So the training process will be "
+                "performed with dataset not sink.",
+                stacklevel=3,
+            )
         cbs = CallbackList(callbacks)
-        cb_params = self._params(epoch, dataset, cbs, sink)
+        cb_params = self._params(epoch, dataset, cbs, False)
         run_context = RunContext(cb_params)
         rows = dataset.create_tuple_iterator(num_epochs=epoch - initial_epoch)
         self._train_network.set_train(True)

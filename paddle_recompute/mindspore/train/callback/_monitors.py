@@ -61,7 +61,8 @@ class LossMonitor(Callback):
     def on_train_epoch_end(self, run_context: RunContext) -> None:
         metrics = run_context.original_args().get("metrics")
         if metrics:
-            print("Eval result: epoch %d, metrics: %s" % (run_context.original_args().cur_epoch_num, metrics))
+            epoch = run_context.original_args().cur_epoch_num
+            print(f"Eval result: epoch {epoch}, metrics: {metrics}")
 
 
 class TimeMonitor(Callback):
