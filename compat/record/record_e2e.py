@@ -45,7 +45,7 @@ def floor(a, b):
 def main(argv):
     out = Path(argv[0] if argv else "tests/mindspore/recorded/e2e")
     out.mkdir(parents=True, exist_ok=True)
-    data = COMPAT.parent / "tests" / "mindspore" / "data" / "datasets" / "mnist"
+    data = COMPAT.parent / "tests" / "mindspore" / "recorded" / "datasets" / "mnist"
     record = {"mindspore": mindspore.__version__}
     for key, (script, network, final) in PROGRAMS.items():
         mindspore.set_seed(1)

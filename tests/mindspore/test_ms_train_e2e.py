@@ -20,7 +20,7 @@ from _ms_helpers import COMPAT
 from paddle_recompute.mindspore.__main__ import main as runner
 
 E2E = COMPAT.parent / "tests" / "mindspore" / "recorded" / "e2e"
-MNIST = COMPAT.parent / "tests" / "mindspore" / "data" / "datasets" / "mnist"
+MNIST = COMPAT.parent / "tests" / "mindspore" / "recorded" / "datasets" / "mnist"
 REF = json.loads((E2E / "reference.json").read_text())
 SCRIPTS = {"g": "g_tutorial_mnist.py", "h": "h_model_train.py"}
 

@@ -36,7 +36,8 @@ class _Counted(Metric):
     def _one_hot(self, y_pred: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = self._class_num
         if self._type == "multilabel":
-            return y_pred.swapaxes(1, 0).reshape(n, -1).T, y.swapaxes(1, 0).reshape(n, -1).T
+            # MindSpore 2.10 sums these (C, N) arrays over axis 0: one rate per sample (recorded)
+            return y_pred.swapaxes(1, 0).reshape(n, -1), y.swapaxes(1, 0).reshape(n, -1)
         if y.max() + 1 > n:
             raise ValueError(
                 f"For '{type(self).__name__}.update', predicted value (input[0]) should have the same "
