@@ -225,3 +225,14 @@ def test_eval_fit_and_predict():
 def test_bad_arguments_and_missing_apis(call, error, text):
     with pytest.raises(error, match=text):
         call()
+
+
+def test_mixed_integer_comparison_widens_for_mindspore_code_only():
+    """The tutorials' ``pred.argmax(1) == label``: int64 against an int32 label (MindSpore promotes)."""
+    pred, label = paddle.to_tensor([1, 2, 3], dtype="int64"), paddle.to_tensor([1, 0, 3], dtype="int32")
+    assert (pred == label).numpy().tolist() == [True, False, True]  # this module is MindSpore code
+    assert (pred != label).numpy().tolist() == [False, True, False]
+    namespace = {"__name__": "paddle.nn.made_up"}  # Paddle's own code keeps Paddle's operator
+    exec("def compare(a, b):\n    return a == b\n", namespace)
+    with pytest.raises(TypeError, match="Type promotion"):
+        namespace["compare"](pred, label)
