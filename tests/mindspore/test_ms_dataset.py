@@ -142,11 +142,6 @@ def test_map_repeat_skip_take_and_sizes():
         (lambda: _rows().map(lambda v: v, "zz"), RuntimeError, "zz does not exist"),
         (lambda: ds.MnistDataset("/nonexistent"), ValueError, "does not exist or is not a directory"),
         (lambda: ds.MnistDataset(str(DATA / "mnist"), usage="val"), ValueError, "usage"),
-        (
-            lambda: ds.GeneratorDataset(lambda: iter([1]), ["a"], shuffle=True),
-            ValueError,
-            "shuffle is not supported",
-        ),
         (lambda: ds.GeneratorDataset([1], None), ValueError, "Neither columns_names nor schema"),
         (lambda: ds.MnistDataset(str(DATA / "mnist"), num_shards=2), NotImplementedError, "num_shards"),
         (lambda: _rows().zip(_rows()), ms.MissingAPIError, "mindspore.dataset.Dataset.zip"),

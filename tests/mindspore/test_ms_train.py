@@ -236,3 +236,18 @@ def test_mixed_integer_comparison_widens_for_mindspore_code_only():
     exec("def compare(a, b):\n    return a == b\n", namespace)
     with pytest.raises(TypeError, match="Type promotion"):
         namespace["compare"](pred, label)
+
+
+def test_bad_arguments_raise_mindspores_exception_types():
+    """``compat/record/record_errors.py`` (MindSpore code) under the layer: every case raises the
+    type MindSpore 2.10 raised (or, like MindSpore, nothing)."""
+    expected = json.loads((COMPAT.parent / "tests" / "mindspore" / "recorded" / "errors.json").read_text())
+    ms.install_import_alias()
+    try:
+        spec = importlib.util.spec_from_file_location("record_errors", COMPAT / "record" / "record_errors.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found = module.outcomes()
+    finally:
+        ms.uninstall_import_alias()
+    assert found == expected

@@ -22,7 +22,7 @@ class RowIterator:
             or not isinstance(num_epochs, int)
             or not (num_epochs == -1 or num_epochs >= 1)
         ):
-            raise ValueError(
+            raise RuntimeError(
                 f"Input num_epochs is not within the required interval of [-1, 2147483647], "
                 f"but got {num_epochs!r}."
             )

@@ -70,7 +70,8 @@ def GeneratorDataset(
     collate_fn: Any = None,
 ) -> Dataset:
     """``mindspore.dataset.GeneratorDataset``: rows from a generator function, an iterable, or a
-    random-access object (``__getitem__`` + ``__len__``, shuffled unless ``shuffle=False``).
+    random-access object (``__getitem__`` + ``__len__``, shuffled unless ``shuffle=False``; an
+    iterable source is read in order whatever ``shuffle`` says, as MindSpore 2.10 does).
 
     Python ``int`` values become int64 and ``float`` float64, as in MindSpore.
     """
@@ -93,10 +94,6 @@ def GeneratorDataset(
             "Input `source` function of GeneratorDataset should be callable, iterable or random "
             "accessible, commonly it should implement one of the method like yield, __getitem__ or "
             "__next__(__iter__)."
-        )
-    if shuffle:
-        raise ValueError(
-            "shuffle is not supported when source is iterable (it needs __getitem__ and __len__)."
         )
     return Dataset(_Iterable(source, columns, num_samples))
 
