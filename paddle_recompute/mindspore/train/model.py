@@ -201,7 +201,7 @@ class Model:
                 stacklevel=3,
             )
         cbs = CallbackList(callbacks)
-        cb_params = self._params(epoch, dataset, cbs, False)
+        cb_params = self._params(epoch - initial_epoch, dataset, cbs, False)  # MindSpore: epochs left
         run_context = RunContext(cb_params)
         rows = dataset.create_tuple_iterator(num_epochs=epoch - initial_epoch)
         self._train_network.set_train(True)
