@@ -165,3 +165,16 @@ def test_generator_rows_with_a_wrong_width_fail_clearly():
     dataset = ds.GeneratorDataset(lambda: iter([(1, 2, 3)]), ["a", "b"])
     with pytest.raises(RuntimeError, match="got 3 values for 2 column"):
         list(dataset.create_tuple_iterator())
+
+
+def test_mindspore_set_seed_seeds_the_pipeline_too():
+    ms.set_seed(11)  # as MindSpore's set_seed calls dataset.config.set_seed
+    assert ds.config.get_seed() == 11
+
+    def order():
+        rows = ds.NumpySlicesDataset(list(range(10))).create_tuple_iterator(output_numpy=True)
+        return [int(r[0]) for r in rows]
+
+    first = order()
+    ms.set_seed(11)
+    assert order() == first and sorted(first) == list(range(10))
