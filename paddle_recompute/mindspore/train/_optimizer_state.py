@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor_data import param_name
+from ._surface import param_name
 
 __all__ = ["optimizer_entries"]
 

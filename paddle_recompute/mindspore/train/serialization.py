@@ -18,11 +18,17 @@ from typing import Any
 import numpy as np
 import paddle
 
-from .._dtype import to_paddle_dtype
-from .._tensor import Parameter
-from .._tensor_data import dtype_name, param_name, set_data
 from .._validate import not_provided
 from ._ckpt_io import read_ckpt, read_safetensors, write_ckpt, write_safetensors
+from ._surface import (
+    Parameter,
+    dtype_name,
+    named_parameters,
+    param_name,
+    set_data,
+    to_paddle_dtype,
+    to_tensor,
+)
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
 
@@ -51,9 +57,7 @@ def _array(value: paddle.Tensor) -> tuple[np.ndarray, str]:
 
 def _named(save_obj: Any, choice_func: Callable | None) -> list[tuple[str, Any]]:
     if isinstance(save_obj, paddle.nn.Layer):
-        from .._cell_names import ms_parameters
-
-        pairs = [(param_name(p), p) for _, p in ms_parameters(save_obj, "", True)]
+        pairs = list(named_parameters(save_obj))
     elif isinstance(save_obj, dict):
         pairs = list(save_obj.items())
         bad = [k for k, _ in pairs if not isinstance(k, str)]
@@ -81,8 +85,6 @@ def _record(name: str, value: Any) -> tuple:
     if isinstance(value, np.ndarray):
         value = paddle.to_tensor(value)
     elif not isinstance(value, paddle.Tensor):
-        from .._tensor import to_tensor
-
         value = to_tensor(value)  # append_dict numbers: int -> Int64, float -> Float32, as MindSpore
     array, type_name = _array(value)
     return name, array, type_name
@@ -266,8 +268,6 @@ def load_param_into_net(
     Without ``strict_load``, names still missing are retried with the prefix that the first
     matching checkpoint name adds (MindSpore's rule), and float (or int) dtypes convert.
     """
-    from .._cell_names import ms_parameters
-
     if not isinstance(net, paddle.nn.Layer):
         raise TypeError(
             f"For 'load_param_into_net', the argument 'net' should be a Cell, but got {type(net)}."
@@ -278,7 +278,7 @@ def load_param_into_net(
             f"but got {type(parameter_dict)}."
         )
     _check_instance("strict_load", strict_load, (bool,))
-    params = [(param_name(p), p) for _, p in ms_parameters(net, "", True)]
+    params = list(named_parameters(net))
     param_not_load, ckpt_not_load = [], list(parameter_dict)
     for name, param in params:
         if name in parameter_dict:

@@ -166,15 +166,14 @@ class ModelCheckpoint(Callback):
         self._latest_ckpt_file_name = path
 
     def _entries(self, cb_params: Any) -> list[dict]:
-        from ..._cell_names import ms_parameters
-        from ..._tensor_data import param_name
         from .._optimizer_state import optimizer_entries
+        from .._surface import named_parameters
 
         if self._config.saved_network is not None:
             network, optimizer = self._config.saved_network, None
         else:
             network, optimizer = cb_params.train_network, cb_params.get("optimizer")
-        entries = [(param_name(p), p) for _, p in ms_parameters(network, "", True)]
+        entries = list(named_parameters(network))
         entries += optimizer_entries(optimizer, cb_params.cur_step_num)
         return [{"name": name, "data": _tensor(value)} for name, value in entries]
 
