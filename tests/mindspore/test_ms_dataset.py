@@ -130,6 +130,8 @@ def test_map_repeat_skip_take_and_sizes():
     assert dataset.get_dataset_size() == 9 and dataset.get_repeat_count() == 3
     values = [int(r[1]) for r in dataset.create_tuple_iterator(output_numpy=True)]
     assert values == [2, 3, 4, 0, 1, 2, 3, 4, 0]
+    assert _rows().batch(2).output_shapes() == [[2, 2], [2]]  # MindSpore 2.10's answers
+    assert _rows().batch(2).output_types() == [np.dtype("float32"), np.dtype("int64")]
     assert _rows().batch(2).get_batch_size() == 2 and _rows().batch(2, True).get_dataset_size() == 2
 
 

@@ -44,6 +44,19 @@ class Dataset:
         """Rows (batches after ``batch``) in one epoch."""
         return self._node._size()
 
+    def output_shapes(self, estimate: bool = False) -> list[list[int]]:
+        """The shape of each column in the first row (batch included), as MindSpore reports it."""
+        return [list(value.shape) for value in self._first_row()]
+
+    def output_types(self) -> list:
+        """The numpy dtype of each column in the first row."""
+        return [value.dtype for value in self._first_row()]
+
+    def _first_row(self) -> tuple:
+        for row in self._node._epoch():
+            return row
+        raise RuntimeError("The dataset is empty: it has no row to take shapes or types from.")
+
     def get_batch_size(self) -> int:
         return self._node.batch_size()
 
