@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 
 import paddle
 
-from .._core.forwards import restore_forward, swap_forward
+from .._entry.routing import route_forward
 from .options import wrap_of
 from .profile_result import Profile
 
@@ -81,15 +81,15 @@ class AppliedPlan:
     """Handle of an applied plan: ``remove()`` restores the wrapped forwards; also a
     context manager that removes on exit."""
 
-    def __init__(self, plan: Plan, swaps: list):
+    def __init__(self, plan: Plan, routings: list):
         self.plan = plan
-        self.swaps = swaps  # (layer, instance forward before, or None)
+        self.routings = routings  # one Routing per wrapped layer, in order
 
     def remove(self) -> None:
         """Restore the original forwards (idempotent)."""
-        for layer, previous in reversed(self.swaps):
-            restore_forward(layer, previous)
-        self.swaps = []
+        for routing in reversed(self.routings):
+            routing.remove()
+        self.routings = []
         if self in self.plan._applied:
             self.plan._applied.remove(self)
 
@@ -134,16 +134,16 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
         raise TypeError(f"apply_plan: `plan` must be a Plan from paddle_recompute.planner.plan, got "
                         f"{type(plan).__name__}")
     targets = _targets(model, plan)
-    swaps: list = []
+    routings: list = []
     for _kind, name, layer in targets:
         if getattr(layer.__dict__.get("forward"), _MARK, False):
             raise ValueError(f"apply_plan: layer {name!r} is already wrapped by a plan; "
                              "remove that plan first")
     for kind, _name, layer in targets:
-        wrapped = wrap_of(kind)(layer.forward)
-        setattr(wrapped, _MARK, True)
-        swaps.append((layer, swap_forward(layer, wrapped)))
-    handle = AppliedPlan(plan, swaps)
+        routing = route_forward(layer, wrap_of(kind))
+        setattr(routing.forward, _MARK, True)
+        routings.append(routing)
+    handle = AppliedPlan(plan, routings)
     plan._applied.append(handle)
     return handle
 
