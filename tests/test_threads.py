@@ -351,3 +351,114 @@ def test_a_raw_pair_in_one_thread_packs_that_threads_saves_only():
     assert not _hooks.installed()
     with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
         (lin(_batch(7)) * 2).sum().backward()
+
+
+class _RegionInAnotherThread:
+    """A helper thread whose region stays open: the dispatching pair holds Paddle's slot
+    while this thread, without frames, saves tensors."""
+
+    def __enter__(self):
+        self.opened, self.release = threading.Event(), threading.Event()
+
+        def body(h):
+            self.opened.set()
+            self.release.wait(30)
+            return h * 2
+
+        self.thread = threading.Thread(target=lambda: pr.recompute(body, _batch(9), use_reentrant=False))
+        self.thread.start()
+        assert self.opened.wait(30)
+        assert _hooks.installed() and not _hooks.active_frames()
+        return self
+
+    def __exit__(self, *exc):
+        self.release.set()
+        self.thread.join()
+
+
+def _chain_peak(n=6) -> tuple:
+    """Host bytes held after the forward and at the peak of backward of a chain of exps,
+    each of which saves its 1 MiB output."""
+    x = paddle.ones([512, 512])
+    x.stop_gradient = False
+    core = paddle.base.core
+    before = core.host_memory_stat_current_value("Allocated", 0)
+    y = x
+    for _ in range(n):
+        y = paddle.exp(y * 0.01)
+    loss = y.sum()
+    held = core.host_memory_stat_current_value("Allocated", 0) - before
+    core.host_memory_stat_reset_peak_value("Allocated", 0)
+    loss.backward()
+    peak = core.host_memory_stat_peak_value("Allocated", 0) - before
+    return held, peak, x.grad.numpy()
+
+
+def test_a_thread_without_frames_saves_as_plain_paddle_while_the_pair_is_installed():
+    """NOTE [ Plain saves ]: the same bytes held and freed during backward, Paddle's in-place
+    error, ``retain_graph``, and PyLayer contexts that keep any object."""
+    alone = _chain_peak()
+    with _RegionInAnotherThread():
+        shared = _chain_peak()
+        x = _batch(1)
+        y = x * 2
+        z = y * y
+        y.scale_(3.0)  # modifies a tensor z's node saved
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+        w = x * 3
+        v = w * w
+        v.sum().backward(retain_graph=True)
+        v.sum().backward()
+        got_pylayer = _pylayer_with_objects()
+    assert shared[:2] == alone[:2]  # buffers freed as each node runs, not when the graph dies
+    np.testing.assert_array_equal(shared[2], alone[2])
+    assert got_pylayer == _pylayer_with_objects() == (3, True, [2.0, 2.0])
+
+
+def _pylayer_with_objects():
+    class Scale(paddle.autograd.PyLayer):
+        @staticmethod
+        def forward(ctx, x, factor):
+            ctx.save_for_backward(x, factor, [x])  # a non-tensor and a list: Paddle's hooks refuse them
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, factor, extra = ctx.saved_tensor()
+            seen.append((factor, extra[0] is x))
+            return grad * factor
+
+    seen = []
+    x = paddle.ones([2])
+    x.stop_gradient = False
+    Scale.apply(x, 2).sum().backward()
+    ((factor, same),) = seen
+    return factor + 1, same, x.grad.numpy().tolist()
+
+
+def test_the_pair_is_released_once_the_other_threads_have_ended():
+    with _RegionInAnotherThread():
+        pass
+    assert _hooks.installed()  # the region ended while this thread was alive beside it
+    paddle.exp(_batch(2)).sum().backward()  # the next plain save finds this thread alone
+    assert not _hooks.installed()
+
+
+def test_exit_with_the_pair_installed_does_not_hang(tmp_path):
+    """Paddle's static slot would destroy the pair after Python is gone and wait for the GIL
+    forever; the pair is removed at exit (a daemon thread keeps it installed until then)."""
+    import subprocess
+
+    script = tmp_path / "exit.py"
+    script.write_text(
+        "import threading, paddle, paddle_recompute as pr\n"
+        "from paddle_recompute._core import hooks\n"
+        "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+        "x = paddle.ones([2]); x.stop_gradient = False\n"
+        "pr.recompute(lambda t: t * 2, x, use_reentrant=False).sum().backward()\n"
+        "assert hooks.installed()\n"
+        "print('done')\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-2000:]
