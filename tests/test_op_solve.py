@@ -21,7 +21,8 @@ cost = st.integers(min_value=0, max_value=50)
 def graphs(draw, offload=True):
     n = draw(st.integers(min_value=1, max_value=6))
     ops = tuple(Op(f"op{j}", draw(cost), draw(cost), draw(st.booleans()),
-                   draw(st.one_of(st.none(), cost)) if offload else None) for j in range(n))
+                   draw(st.one_of(st.none(), cost)) if offload else None,
+                   draw(st.integers(min_value=0, max_value=5))) for j in range(n))
     slots = []
     for _ in range(draw(st.integers(min_value=0, max_value=6))):
         consumer = draw(st.integers(min_value=0, max_value=n - 1))

@@ -1,7 +1,9 @@
 """Which operator outputs a region keeps, recomputes or offloads: pure Python, no framework.
 
 NOTE [ Operator model ]: a region (one call of a block) runs operators ``0..n-1`` in order.
-Operator ``j`` takes ``time`` seconds and makes ``nbytes`` bytes of outputs.  Backward needs
+Operator ``j`` takes ``time`` seconds and makes ``nbytes`` bytes of outputs; ``fixed``
+seconds around it (the Python that leads to it) are paid by any rerun that passes it, even
+one that skips the operator.  Backward needs
 some tensors (``Slot``): each was made by a ``producer`` operator (``None``: a region input
 or a parameter, held anyway) and saved by a ``consumer`` operator.  A plan puts each
 operator in one of three sets: kept ``K`` (its outputs stay on the device), offloaded ``O``
@@ -16,7 +18,7 @@ one when the consumer itself made the tensor (its own output or an internal resu
 must run); the rerun runs the operators before the largest reach ``L``.  So
 
     memory = sum(nbytes of K)
-    time   = sum(time of j < L not skipped) + sum(offload_time of O)
+    time   = sum(fixed of j < L) + sum(time of j < L not skipped) + sum(offload_time of O)
 
 A tensor's rebuild cost therefore includes the operators it depends on that are not kept,
 and more: everything before it that is not kept (the rerun cannot tell which Python values
@@ -32,7 +34,7 @@ the programme for ``L`` at its true cost, and every programme point costs at lea
 its assignment does, so each point is re-evaluated with :func:`evaluate`.
 
 Approximation: a frontier longer than ``max_points`` is thinned, after each operator, to the
-fastest point in each of ``max_points`` equal memory buckets.  Points keep their true costs
+fastest point in each of ``max_points`` equal memory buckets (and the least memory one).  Points keep their true costs
 (a plan never exceeds its budget); optimality is then up to one bucket's width of budget.
 ``Frontier.exact`` says whether that happened.
 """
@@ -52,13 +54,15 @@ MAX_POINTS = 4096
 @dataclass(frozen=True)
 class Op:
     """One operator call: ``time`` seconds, ``nbytes`` output bytes; ``offload_time``
-    seconds for a host round trip of its outputs (``None``: not offloadable)."""
+    seconds for a host round trip of its outputs (``None``: not offloadable); ``fixed``
+    seconds paid before it by any rerun that passes it."""
 
     name: str
     time: float
     nbytes: int
     skippable: bool = True
     offload_time: float | None = None
+    fixed: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,7 @@ class OpGraph:
                 raise ValueError(f"op graph: slot {s} refers to operators outside 0..{n - 1} "
                                  "or is made after it is saved")
         for o in self.ops:
-            if o.time < 0 or o.nbytes < 0 or (o.offload_time is not None and o.offload_time < 0):
+            if min(o.time, o.nbytes, o.fixed, o.offload_time or 0) < 0:
                 raise ValueError(f"op graph: operator {o.name!r} has a negative cost")
 
 
@@ -123,7 +127,8 @@ def evaluate(graph: OpGraph, keep, offload=()) -> Assignment:
     held = keep | offload
     stop = max((s.reach for s in graph.slots if s.producer is not None and s.producer not in held),
                default=0)
-    time = sum(o.time for j, o in enumerate(graph.ops[:stop]) if not (o.skippable and j in held))
+    time = sum(o.fixed + (0 if o.skippable and j in held else o.time)
+               for j, o in enumerate(graph.ops[:stop]))
     for j in offload:
         if graph.ops[j].offload_time is None:
             raise ValueError(f"op graph: operator {j} ({graph.ops[j].name!r}) cannot be offloaded")
@@ -134,12 +139,14 @@ def evaluate(graph: OpGraph, keep, offload=()) -> Assignment:
 def _choices(op: Op, j: int, stop: int, required: bool):
     """(memory, time, code) per way to run ``op`` under stop ``stop``; code 0 rerun, 1 keep,
     2 offload."""
-    saves = j < stop and op.skippable
-    out = [] if required else [(0, op.time if j < stop else 0.0, 0)]
+    passed = j < stop
+    saves = passed and op.skippable
+    fixed = op.fixed if passed else 0.0
+    out = [] if required else [(0, fixed + (op.time if passed else 0.0), 0)]
     if required or saves:
-        out.append((op.nbytes, 0.0 if saves else (op.time if j < stop else 0.0), 1))
+        rest = fixed + (0.0 if saves or not passed else op.time)
+        out.append((op.nbytes, rest, 1))
         if op.offload_time is not None:
-            rest = 0.0 if saves else (op.time if j < stop else 0.0)
             out.append((0, op.offload_time + rest, 2))
     return out
 
@@ -156,8 +163,8 @@ def _pareto(points: list) -> list:
 def _thin(points: list, max_points: int) -> list:
     lo, hi = points[0][0], points[-1][0]
     width = (hi - lo) / max_points or 1
-    buckets: dict = {}
-    for p in points:
+    buckets: dict = {-1: points[0]}  # the least memory stays reachable
+    for p in points[1:]:
         b = int((p[0] - lo) / width)
         if b not in buckets or p[1] < buckets[b][1]:
             buckets[b] = p

@@ -1,0 +1,105 @@
+"""The planner's operator-level option, kind ``"ops"``: per block, points of its exact
+keep / recompute / offload frontier over its measured operators.
+
+``plan`` records every block's operators once per profile (``profile_ops.py``: measured time
+of each, output bytes, which outputs backward needs, what a rerun must run to get each one
+back), solves each distinct graph's frontier exactly (NOTE [ Operator model ] in
+``op_solve.py``) and offers up to ``MAX_CANDIDATES`` of its points per block, spread evenly
+over the memory range, each as a region whose :class:`~paddle_recompute._selective.
+op_policy.OpPolicy` keeps the chosen operators' outputs.  An option's memory is the block's
+inputs (a region holds them) plus the kept bytes; its time is the rerun the model predicts
+plus the observed forward's extra cost.  Offloading is offered only off the CPU (on the CPU
+the host is the device, so it frees nothing), priced by a measured host round trip.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+import warnings
+
+import paddle
+
+from .._selective.op_policy import OpPolicy
+from .calibrate import trainable_params
+from .op_solve import OpGraph, op_frontier
+from .options import recompute_forward, register_option
+from .profile import sync
+from .profile_ops import profile_ops
+
+__all__ = ["KIND", "MAX_CANDIDATES", "measure_ops"]
+
+KIND = "ops"
+MAX_CANDIDATES = 16
+
+
+def measure_ops(call, table: dict, roots: tuple, prof, kinds) -> None:
+    """Fill ``prof.op_profiles`` when ``"ops"`` is among ``kinds`` and it is not filled yet."""
+    if KIND not in kinds or prof.op_profiles or not trainable_params(table):
+        return
+    try:
+        found = profile_ops(call, table, roots, prof)
+    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
+        warnings.warn(f"plan: option {KIND!r} left out: recording the blocks' operators failed "
+                      f"({type(exc).__name__}: {exc})", stacklevel=3)
+        return
+    seconds_per_byte = _offload_seconds_per_byte()
+    for block, op_prof in found.items():
+        if seconds_per_byte is not None:
+            op_prof = dataclasses.replace(op_prof, graph=_offloadable(op_prof.graph, seconds_per_byte))
+        prof.op_profiles[block] = op_prof
+
+
+def _offloadable(graph: OpGraph, seconds_per_byte: float) -> OpGraph:
+    ops = tuple(dataclasses.replace(o, offload_time=o.nbytes * seconds_per_byte) for o in graph.ops)
+    return OpGraph(ops, graph.slots)
+
+
+def _offload_seconds_per_byte() -> float | None:
+    """Seconds per byte of a device -> host -> device round trip (None on the CPU)."""
+    if paddle.get_device() == "cpu":
+        return None
+    x = paddle.empty([8 * 1024 * 1024], dtype="float32")
+    place = x.place
+    sync()
+    start = time.perf_counter()
+    x.cpu()._copy_to(place, True)
+    sync()
+    return (time.perf_counter() - start) / (x.size * 4)
+
+
+@functools.lru_cache(maxsize=64)
+def _frontier(graph: OpGraph):
+    return op_frontier(graph)
+
+
+def _spread(points: tuple, n: int) -> list:
+    """At most ``n`` points: for evenly spaced memory levels, the fastest point within each."""
+    lo, hi = points[0].memory, points[-1].memory
+    picked: dict = {}
+    for k in range(n):
+        level = lo + (hi - lo) * k / max(n - 1, 1)
+        best = max((p for p in points if p.memory <= level), key=lambda p: p.memory)
+        picked[best.memory] = best
+    return list(picked.values())
+
+
+def _provider(block, prof):
+    op_prof = prof.op_profiles.get(block.name)
+    if op_prof is None:
+        return []
+    names = tuple(o.name for o in op_prof.graph.ops)
+    out = []
+    for i, point in enumerate(_spread(_frontier(op_prof.graph).points, MAX_CANDIDATES)):
+        policy = OpPolicy(names, point.keep, point.offload, block.name)
+        out.append((f"ops:{i}", block.input_bytes + point.memory, op_prof.overhead_s + point.time,
+                    (block.name,), policy))
+    return out
+
+
+def _wrap(forward, policy: OpPolicy):
+    return recompute_forward(forward, policy=policy)
+
+
+register_option(KIND, _provider, _wrap, load=OpPolicy.from_dict)

@@ -1,0 +1,175 @@
+"""Operator profiles of a model's blocks, for the planner's operator-level option.
+
+Each block's forward is run with a recording frame innermost on the hook stack and the
+operators observed (``_core/ops.py``), numbered exactly as a policy region numbers them
+(NOTE [ Selective recompute ]).  Per operator call it records the name, the seconds the
+kernel took (``time``) and the seconds since the previous operator returned (``fixed``: the
+Python that leads to it, which a rerun pays even where it skips the operator), the bytes of
+its tensor outputs, and per tensor saved for backward which operator made it and which saved
+it (NOTE [ Operator model ] in ``op_solve.py``).  A saved tensor counts as made by:
+``None`` when it is a block input or a parameter (held anyway); else the first operator
+whose output has its data pointer (so a view of a kept output is covered by keeping the
+output, as the frame matches kept buffers by address); else the operator that saved it
+(an internal result, such as ``layer_norm``'s mean).
+
+Blocks whose calls run the same operators with the same bytes and slots (the decoder
+layers of a model) share one graph with each operator's median time over the calls and the
+repeats.  What a policy region's forward costs beyond the block's plain run (every operator
+passes through Python to be numbered) is the recorded forward's time minus the profile's
+unobserved rerun time.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+
+from .._core import hooks as _hooks
+from .._core import ops as _ops
+from .._core import tree
+from .._core.amp import grad_enabled, set_grad_enabled
+from .._core.state import ForwardState
+from .calibrate import Wrapped
+from .op_solve import Op, OpGraph, Slot
+from .profile import sync
+
+__all__ = ["OpProfile", "profile_ops"]
+
+_clock = time.perf_counter
+
+
+@dataclass(frozen=True)
+class OpProfile:
+    """A block's operator graph, the blocks that share it, and its observed forward's extra
+    seconds (``overhead_s``)."""
+
+    graph: OpGraph
+    blocks: tuple[str, ...]
+    overhead_s: float
+
+
+class _Held:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def unpack(self):
+        return self.value
+
+
+class _Recorder:
+    """Hook frame of one block call: records operators and saved tensors (see module doc)."""
+
+    def __init__(self, leaves):
+        self.free = {t.data_ptr() for t in leaves if t._is_initialized()}
+        self.names: list[str] = []
+        self.times: list[float] = []
+        self.fixed: list[float] = []
+        self.nbytes: list[int] = []
+        self.slots: list[tuple] = []
+        self.made: dict[int, int] = {}
+        self.alive: list = []  # outputs held, so no data pointer is reused during the call
+        self.pending: list | None = None
+        self.last = _clock()
+
+    def pack(self, tensor):
+        if self.pending is not None:
+            self.pending.append(tensor)
+        else:  # saved outside an observed operator: the rerun must at least reach here
+            at = max(len(self.names) - 1, 0)
+            self.slots.append((self._producer(tensor, at), at))
+        return _Held(tensor.detach())
+
+    def _producer(self, tensor, consumer: int):
+        ptr = tensor.data_ptr()
+        if tensor.persistable or ptr in self.free:
+            return None
+        return self.made.get(ptr, consumer)
+
+    def observe_op(self, name, fn, args, kwargs):
+        self.pending = []
+        start = _clock()
+        try:
+            out = fn(*args, **kwargs)
+        except BaseException:
+            self.pending = None
+            raise
+        end = _clock()
+        j = len(self.names)
+        self.names.append(name)
+        self.times.append(end - start)
+        self.fixed.append(start - self.last)
+        leaves = [t for t in tree.flatten(out)[0] if t._is_initialized()]
+        self.nbytes.append(sum(t.size * t.element_size() for t in leaves))
+        for t in self.pending:
+            self.slots.append((self._producer(t, j), j))
+        self.pending = None
+        for t in leaves:
+            self.made.setdefault(t.data_ptr(), j)
+        self.alive.append(out)
+        self.last = _clock()
+        return out
+
+    def signature(self) -> tuple:
+        return (tuple(self.names), tuple(self.nbytes), tuple(self.slots))
+
+
+def _recording(name: str, calls: list):
+    def wrap(forward):
+        def recorded(*args, **kwargs):
+            rec = _Recorder(tree.flatten((args, kwargs))[0])
+            sync()
+            start = _clock()
+            with _hooks.pushed(rec), _ops.installed():
+                rec.last = _clock()
+                out = forward(*args, **kwargs)
+            sync()
+            calls.append((name, rec, _clock() - start))
+            rec.alive = []
+            return out
+
+        return recorded
+
+    return wrap
+
+
+def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3) -> dict[str, OpProfile]:
+    """Record the operators of every block of ``prof`` over ``repeats`` forwards of ``call``
+    (state put back after each); block name -> its :class:`OpProfile`."""
+    fn, args, kwargs = call
+    calls: list = []
+    grad = grad_enabled()
+    try:
+        set_grad_enabled(True)
+        with Wrapped([(table[b], _recording(b, calls)) for b in prof.blocks]):
+            for _ in range(repeats):
+                with ForwardState(True, roots).replayed():
+                    fn(*args, **kwargs)
+    finally:
+        set_grad_enabled(grad)
+    groups: dict = {}
+    for name, rec, seconds in calls:
+        groups.setdefault(rec.signature(), []).append((name, rec, seconds))
+    out: dict[str, OpProfile] = {}
+    for members in groups.values():
+        op_prof = _grouped(members, prof)
+        for b in op_prof.blocks:
+            out[b] = op_prof
+    return out
+
+
+def _grouped(members: list, prof) -> OpProfile:
+    first = members[0][1]
+    recs = [rec for _, rec, _ in members]
+    ops = tuple(Op(name, statistics.median(r.times[j] for r in recs), first.nbytes[j],
+                   skippable=not name.endswith("_"),
+                   fixed=statistics.median(r.fixed[j] for r in recs))
+                for j, name in enumerate(first.names))
+    graph = OpGraph(ops, tuple(Slot(p, c) for p, c in first.slots))
+    blocks = tuple(dict.fromkeys(name for name, _, _ in members))
+    calls_per_block = len(members) / len(blocks)
+    plain = statistics.median(prof.layers[b].recompute_s or 0.0 for b in blocks)
+    observed = statistics.median(s for _, _, s in members) * calls_per_block
+    return OpProfile(graph, blocks, max(observed - plain, 0.0))
