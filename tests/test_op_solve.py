@@ -45,7 +45,7 @@ def test_exact_equals_brute_force(graph, budget):
 def test_frontier_is_pareto_and_exact(graph):
     front = op_frontier(graph)
     assert front.exact
-    for a, b in zip(front.points, front.points[1:]):
+    for a, b in zip(front.points, front.points[1:], strict=False):
         assert a.memory < b.memory and a.time > b.time
     assert front.points[0].memory == 0  # recomputing everything always fits
 

@@ -34,15 +34,15 @@ the programme for ``L`` at its true cost, and every programme point costs at lea
 its assignment does, so each point is re-evaluated with :func:`evaluate`.
 
 Approximation: a frontier longer than ``max_points`` is thinned, after each operator, to the
-fastest point in each of ``max_points`` equal memory buckets (and the least memory one).  Points keep their true costs
-(a plan never exceeds its budget); optimality is then up to one bucket's width of budget.
+fastest point in each of ``max_points`` equal memory buckets (and the least memory one).
+Points keep their true costs (a plan never exceeds its budget); optimality is then up to
+one bucket's width of budget.
 ``Frontier.exact`` says whether that happened.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["Op", "Slot", "OpGraph", "Assignment", "Frontier", "evaluate", "op_frontier",

@@ -110,9 +110,10 @@ class Plan:
         """
         with open(path) as fh:
             data = json.load(fh)
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        if found != _FORMAT:
             raise ValueError(f"Plan.load: {os.fspath(path)!r} is not a plan saved by Plan.save "
-                             f"(expected format {_FORMAT!r}, got {data.get('format') if isinstance(data, dict) else data!r})")
+                             f"(expected format {_FORMAT!r}, got {found!r})")
         fields = {f.name for f in dataclasses.fields(cls)} - {"layers", "profile", "_applied", "choices"}
         return cls(**{k: data[k] for k in fields},
                    choices=[BlockChoice.from_dict(c) for c in data["choices"]])
