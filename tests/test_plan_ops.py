@@ -1,7 +1,9 @@
 """The planner's operator-level option on real models: recorded graphs, policies keyed by
 operator position, plans saved, loaded and applied to freshly built models."""
 
+import contextlib
 import gc
+import pathlib
 
 import _real_models as rm
 import paddle
@@ -10,6 +12,7 @@ from paddle.base import core
 
 import paddle_recompute as pr
 from paddle_recompute import planner
+from paddle_recompute.__main__ import main
 from paddle_recompute._planner import profile as planner_profile
 from paddle_recompute._planner.options import candidates_for
 from paddle_recompute._selective.op_policy import OpPolicy
@@ -123,3 +126,42 @@ def test_saved_plan_on_another_model_names_the_layer(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="not a plan saved by Plan.save"):
         planner.Plan.load(tmp_path / "bad.json")
+
+
+LLAMA_TARGET = '''
+import sys
+sys.path.insert(0, {tests!r})
+import _real_models as rm
+
+
+def make():
+    ids, labels = rm.lm_batch()
+    return rm.lm("llama", dropout=0.1), {{"input_ids": ids, "labels": labels}}
+'''
+
+
+def test_plan_command_saves_a_plan_that_trains_exactly(tmp_path, capsys):
+    path = tmp_path / "mk.py"
+    path.write_text(LLAMA_TARGET.format(tests=str(pathlib.Path(__file__).parent)))
+    out_json, png = tmp_path / "plan.json", tmp_path / "frontier.png"
+    assert main(["plan", f"{path}:make", "--budget", "0.5", "-o", str(out_json),
+                 "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert "model.layers.1" in text and f"wrote {out_json}" in text
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    plan = planner.Plan.load(out_json)
+    assert plan.budget <= plan.baseline_bytes // 2 and plan.predicted_bytes <= plan.budget
+    rm.lm_parity("llama", lambda m: plan.apply(m), dropout=0.1)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--budget", "half"], "expected a fraction or bytes"),
+    (["--budget", "1.5"], "must be in (0, 1]"),
+    (["--budget", "0.5", "--options", "nope"], "option kind 'nope' is not registered"),
+])
+def test_plan_command_bad_arguments(args, message, tmp_path, capsys):
+    path = tmp_path / "mk2.py"
+    path.write_text(LLAMA_TARGET.format(tests=str(pathlib.Path(__file__).parent)))
+    with contextlib.suppress(SystemExit):  # argparse exits 2 on a bad --budget type
+        assert main(["plan", f"{path}:make", *args]) == 2
+    assert message in capsys.readouterr().err
