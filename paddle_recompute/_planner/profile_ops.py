@@ -15,12 +15,14 @@ output, as the frame matches kept buffers by address); else the operator that sa
 Blocks whose calls run the same operators with the same bytes and slots (the decoder
 layers of a model) share one graph with each operator's median time over the calls and the
 repeats.  What a policy region's forward costs beyond the block's plain run (every operator
-passes through Python to be numbered) is the recorded forward's time minus the profile's
-unobserved rerun time.
+passes through Python to be numbered and shown to the policy) is measured: forwards of the
+call with every block in a region under ``policies.recompute_all`` alternate with plain
+forwards, and the median difference is shared among the blocks by their operator counts.
 """
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass
@@ -30,8 +32,10 @@ from .._core import ops as _ops
 from .._core import tree
 from .._core.amp import grad_enabled, set_grad_enabled
 from .._core.state import ForwardState
+from .._selective.policies import recompute_all
 from .calibrate import Wrapped
 from .op_solve import Op, OpGraph, Slot
+from .options import recompute_forward
 from .profile import sync
 
 __all__ = ["OpProfile", "profile_ops"]
@@ -138,38 +142,57 @@ def _recording(name: str, calls: list):
 def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3) -> dict[str, OpProfile]:
     """Record the operators of every block of ``prof`` over ``repeats`` forwards of ``call``
     (state put back after each); block name -> its :class:`OpProfile`."""
-    fn, args, kwargs = call
     calls: list = []
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
         with Wrapped([(table[b], _recording(b, calls)) for b in prof.blocks]):
             for _ in range(repeats):
-                with ForwardState(True, roots).replayed():
-                    fn(*args, **kwargs)
+                _forward(call, roots)
+        observing = _observation_seconds(call, table, roots, prof.blocks, repeats)
     finally:
         set_grad_enabled(grad)
     groups: dict = {}
-    for name, rec, seconds in calls:
-        groups.setdefault(rec.signature(), []).append((name, rec, seconds))
+    for name, rec, _seconds in calls:
+        groups.setdefault(rec.signature(), []).append((name, rec))
+    per_op = observing / max(sum(len(r.names) for _, r, _ in calls) / repeats, 1)
     out: dict[str, OpProfile] = {}
     for members in groups.values():
-        op_prof = _grouped(members, prof)
+        op_prof = _grouped(members, repeats, per_op)
         for b in op_prof.blocks:
             out[b] = op_prof
     return out
 
 
-def _grouped(members: list, prof) -> OpProfile:
+def _forward(call, roots) -> float:
+    fn, args, kwargs = call
+    with ForwardState(True, roots).replayed():
+        sync()
+        start = _clock()
+        fn(*args, **kwargs)
+        sync()
+        return _clock() - start
+
+
+def _observation_seconds(call, table, roots, blocks, repeats: int) -> float:
+    """Median extra seconds of a forward whose blocks are observed policy regions."""
+    observed = functools.partial(recompute_forward, policy=recompute_all)
+    diffs = []
+    for _ in range(repeats):
+        plain = _forward(call, roots)
+        with Wrapped([(table[b], observed) for b in blocks]):
+            diffs.append(_forward(call, roots) - plain)
+    return max(statistics.median(diffs), 0.0)
+
+
+def _grouped(members: list, repeats: int, per_op: float) -> OpProfile:
     first = members[0][1]
-    recs = [rec for _, rec, _ in members]
+    recs = [rec for _, rec in members]
     ops = tuple(Op(name, statistics.median(r.times[j] for r in recs), first.nbytes[j],
                    skippable=not name.endswith("_"),
                    fixed=statistics.median(r.fixed[j] for r in recs))
                 for j, name in enumerate(first.names))
     graph = OpGraph(ops, tuple(Slot(p, c) for p, c in first.slots))
-    blocks = tuple(dict.fromkeys(name for name, _, _ in members))
-    calls_per_block = len(members) / len(blocks)
-    plain = statistics.median(prof.layers[b].recompute_s or 0.0 for b in blocks)
-    observed = statistics.median(s for _, _, s in members) * calls_per_block
-    return OpProfile(graph, blocks, max(observed - plain, 0.0))
+    blocks = tuple(dict.fromkeys(name for name, _ in members))
+    calls_per_block = len(members) / (len(blocks) * repeats)
+    return OpProfile(graph, blocks, per_op * len(ops) * calls_per_block)
