@@ -6,10 +6,19 @@ of each, output bytes, which outputs backward needs, what a rerun must run to ge
 back), solves each distinct graph's frontier exactly (NOTE [ Operator model ] in
 ``op_solve.py``) and offers up to ``MAX_CANDIDATES`` of its points per block, spread evenly
 over the memory range, each as a region whose :class:`~paddle_recompute._selective.
-op_policy.OpPolicy` keeps the chosen operators' outputs.  An option's memory is the block's
-inputs (a region holds them) plus the kept bytes; its time is the rerun the model predicts
-plus the observed forward's extra cost.  Offloading is offered only off the CPU (on the CPU
-the host is the device, so it frees nothing), priced by a measured host round trip.
+op_policy.OpPolicy` keeps the chosen operators' outputs.
+
+The model ranks the points; the options' costs are then measured like the policy options'
+(``policy_options.py``): one forward and backward per point with it on every block, reading
+each region's held device bytes and rerun time, plus what its forward took beyond the
+block's plain run.  Operator times recorded in forward overstate what a rerun adds to a
+step for memory-bound operators (their backward finds the rerun's outputs in cache; on
+PaddleFormers' Llama at hidden 512 on CPU the model predicted about twice the measured
+growth), so ranking by the model and pricing by measurement puts the options on the same
+footing as the policies beside them.  A point whose run fails keeps the model's cost.
+An option's memory is the block's inputs (a region holds them) plus the held bytes.
+Offloading is offered only off the CPU (on the CPU the host is the device, so it frees
+nothing), priced by a measured host round trip.
 """
 
 from __future__ import annotations
@@ -25,18 +34,20 @@ from .._selective.op_policy import OpPolicy
 from .calibrate import trainable_params
 from .op_solve import OpGraph, op_frontier
 from .options import recompute_forward, register_option
+from .policy_options import costs_of, measure_regions
 from .profile import sync
 from .profile_ops import profile_ops
 
 __all__ = ["KIND", "MAX_CANDIDATES", "measure_ops"]
 
 KIND = "ops"
-MAX_CANDIDATES = 16
+MAX_CANDIDATES = 8
 
 
 def measure_ops(call, table: dict, roots: tuple, prof, kinds) -> None:
     """Fill ``prof.op_profiles`` when ``"ops"`` is among ``kinds`` and it is not filled yet."""
-    if KIND not in kinds or prof.op_profiles or not trainable_params(table):
+    params = trainable_params(table)
+    if KIND not in kinds or prof.op_profiles or not params:
         return
     try:
         found = profile_ops(call, table, roots, prof)
@@ -49,6 +60,13 @@ def measure_ops(call, table: dict, roots: tuple, prof, kinds) -> None:
         if seconds_per_byte is not None:
             op_prof = dataclasses.replace(op_prof, graph=_offloadable(op_prof.graph, seconds_per_byte))
         prof.op_profiles[block] = op_prof
+    for i in range(MAX_CANDIDATES):
+        wraps = {b: functools.partial(_wrap, policy=point[1]) for b in prof.blocks
+                 if (point := _point(prof, prof.layers[b], i)) is not None}
+        if wraps:
+            measured = measure_regions(call, table, roots, params, wraps, f"option {KIND}:{i}")
+            for block, cost in costs_of(measured, prof).items():
+                prof.policy_costs.setdefault(block, {})[f"{KIND}:{i}"] = cost
 
 
 def _offloadable(graph: OpGraph, seconds_per_byte: float) -> OpGraph:
@@ -85,16 +103,30 @@ def _spread(points: tuple, n: int) -> list:
     return list(picked.values())
 
 
-def _provider(block, prof):
+def _points(op_prof) -> list:
+    return _spread(_frontier(op_prof.graph).points, MAX_CANDIDATES)
+
+
+def _point(prof, block, i: int):
+    """(predicted (bytes, seconds), policy) of ``block``'s ``i``-th offered point, or None."""
     op_prof = prof.op_profiles.get(block.name)
-    if op_prof is None:
-        return []
-    names = tuple(o.name for o in op_prof.graph.ops)
+    points = _points(op_prof) if op_prof is not None else []
+    if i >= len(points):
+        return None
+    p = points[i]
+    policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, block.name)
+    return (p.memory, op_prof.overhead_s + p.time), policy
+
+
+def _provider(block, prof):
     out = []
-    for i, point in enumerate(_spread(_frontier(op_prof.graph).points, MAX_CANDIDATES)):
-        policy = OpPolicy(names, point.keep, point.offload, block.name)
-        out.append((f"ops:{i}", block.input_bytes + point.memory, op_prof.overhead_s + point.time,
-                    (block.name,), policy))
+    for i in range(MAX_CANDIDATES):
+        point = _point(prof, block, i)
+        if point is None:
+            break
+        (held, seconds), policy = point
+        held, seconds = prof.policy_costs.get(block.name, {}).get(f"{KIND}:{i}", (held, seconds))
+        out.append((f"{KIND}:{i}", block.input_bytes + held, seconds, (block.name,), policy))
     return out
 
 

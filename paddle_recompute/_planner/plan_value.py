@@ -203,7 +203,7 @@ def _targets(model, plan) -> list:
     if model is not None and not isinstance(model, paddle.nn.Layer):
         raise TypeError(f"apply_plan: `model` must be a paddle.nn.Layer or None, got "
                         f"{type(model).__name__}")
-    if model is None and not plan.layers:
+    if model is None and not plan.layers and any(c.targets for c in plan.choices):
         raise ValueError("apply_plan: this plan holds no layers (it was loaded from a file); "
                          "pass the model to apply it to: plan.apply(model)")
     table = dict(model.named_sublayers(include_self=True)) if model is not None else plan.layers
