@@ -15,7 +15,7 @@ from paddle_recompute import planner
 from paddle_recompute.__main__ import main
 from paddle_recompute._planner import profile as planner_profile
 from paddle_recompute._planner.options import candidates_for
-from paddle_recompute._selective.op_policy import OpPolicy
+from paddle_recompute.policies import OpPolicy
 
 pytestmark = pytest.mark.skipif(not rm.paddleformers_available(), reason="needs paddleformers")
 
