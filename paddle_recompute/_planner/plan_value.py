@@ -4,6 +4,7 @@ into a model reversibly."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -12,7 +13,7 @@ from typing import Any
 
 import paddle
 
-from .._core.forwards import restore_forward, swap_forward
+from .._entry.routing import route_forward
 from .options import load_payload, wrap_of, wrapped_forward
 from .profile_result import Profile
 
@@ -132,15 +133,15 @@ class AppliedPlan:
     """Handle of an applied plan: ``remove()`` restores the wrapped forwards; also a
     context manager that removes on exit."""
 
-    def __init__(self, plan: Plan, swaps: list):
+    def __init__(self, plan: Plan, routings: list):
         self.plan = plan
-        self.swaps = swaps  # (layer, instance forward before, or None)
+        self.routings = routings  # one Routing per wrapped layer, in order
 
     def remove(self) -> None:
         """Restore the original forwards (idempotent)."""
-        for layer, previous in reversed(self.swaps):
-            restore_forward(layer, previous)
-        self.swaps = []
+        for routing in reversed(self.routings):
+            routing.remove()
+        self.routings = []
         if self in self.plan._applied:
             self.plan._applied.remove(self)
 
@@ -185,16 +186,17 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
         raise TypeError(f"apply_plan: `plan` must be a Plan from paddle_recompute.planner.plan, got "
                         f"{type(plan).__name__}")
     targets = _targets(model, plan)
-    swaps: list = []
+    routings: list = []
     for _choice, name, layer in targets:
         if getattr(layer.__dict__.get("forward"), _MARK, False):
             raise ValueError(f"apply_plan: layer {name!r} is already wrapped by a plan; "
                              "remove that plan first")
     for choice, _name, layer in targets:
-        wrapped = wrapped_forward(choice.kind, layer.forward, choice.payload)
-        setattr(wrapped, _MARK, True)
-        swaps.append((layer, swap_forward(layer, wrapped)))
-    handle = AppliedPlan(plan, swaps)
+        routing = route_forward(layer, functools.partial(wrapped_forward, choice.kind,
+                                                         payload=choice.payload))
+        setattr(routing.forward, _MARK, True)
+        routings.append(routing)
+    handle = AppliedPlan(plan, routings)
     plan._applied.append(handle)
     return handle
 
