@@ -146,10 +146,13 @@ def _ks(n: int) -> list[int]:
     return list(range(n + 1)) if n <= 8 else sorted({0, n // 4, n // 2, 3 * n // 4, n})
 
 
-def _choices(subject: Subject, policy_names: list[str]) -> dict:
+def _choices(subject: Subject, policy_names: list[str], ks: list[int] | None,
+             presets: list[str] | None) -> dict:
     n = len(subject.blocks)
-    choices = {f"k={k}": (lambda k=k: _layer_level(subject, k)) for k in _ks(n)}
-    choices.update({p: (lambda p=p: _preset(subject, p)) for p in subject.presets})
+    ks = sorted({0, n, *(k for k in (ks or _ks(n)) if k <= n)})  # none and full: the scale
+    choices = {f"k={k}": (lambda k=k: _layer_level(subject, k)) for k in ks}
+    choices.update({p: (lambda p=p: _preset(subject, p)) for p in subject.presets
+                    if presets is None or p in presets})
     choices.update({f"policy {p}": (lambda p=p: _policy(subject, getattr(policies, p)))
                     for p in policy_names})
     return choices
@@ -169,13 +172,14 @@ def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: in
 
 
 def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
-            policy_names: list[str]) -> dict:
+            policy_names: list[str], ks: list[int] | None = None,
+            presets: list[str] | None = None) -> dict:
     memory = HostMemory()
     if not memory.enabled():
         raise SystemExit("frontier: FLAGS_enable_host_memory_stat=1 must be set before Paddle is imported")
     _held(subject, memory)  # first call: caches a model keeps (rotary tables) are made
     none_held, none_loss = _held(subject, memory)
-    choices = _choices(subject, policy_names)
+    choices = _choices(subject, policy_names, ks, presets)
     plans = _plans(subject, budgets, none_held, calibrate)
     choices.update({label: (lambda p=p: planner.apply_plan(None, p).remove) for label, p in plans.items()})
     held, times = {}, {name: [] for name in choices}
@@ -267,15 +271,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calibrate", type=int, default=0)
     parser.add_argument("--policies", default="", help="comma-separated names in paddle_recompute.policies")
+    parser.add_argument("--ks", default=None, help="layer-level choices k (default: all up to 8 blocks)")
+    parser.add_argument("--presets", default=None, help="comma-separated presets (default: all that apply)")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--plot", metavar="PNG")
     args = parser.parse_args()
     paddle.set_device("cpu")
     budgets = [float(b) for b in args.budgets.split(",")]
     policy_names = [p for p in args.policies.split(",") if p]
+    ks = [int(k) for k in args.ks.split(",")] if args.ks else None
+    presets = args.presets.split(",") if args.presets else None
     results = {}
     for name in args.models.split(","):
-        results[name] = measure(Subject(name, args), budgets, args.rounds, args.calibrate, policy_names)
+        results[name] = measure(Subject(name, args), budgets, args.rounds, args.calibrate, policy_names,
+                                ks, presets)
         report(name, results[name])
         if args.json:  # after each model: a long run keeps what it measured
             Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
