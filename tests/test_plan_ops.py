@@ -166,3 +166,26 @@ def test_plan_command_bad_arguments(args, message, tmp_path, capsys):
     with contextlib.suppress(SystemExit):  # argparse exits 2 on a bad --budget type
         assert main(["plan", f"{path}:make", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+class _CalledTwice(paddle.nn.Layer):
+    """``blocks.1`` runs twice per step on inputs of different sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = paddle.nn.LayerList(
+            [paddle.nn.Sequential(paddle.nn.Linear(8, 8), paddle.nn.Tanh()) for _ in range(2)])
+
+    def forward(self, x):
+        h = self.blocks[1](self.blocks[0](x))
+        return h.sum() + self.blocks[1](h[:2]).sum()
+
+
+def test_a_block_whose_calls_differ_gets_no_operator_option():
+    model = _CalledTwice()
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    plan = planner.plan(model, x, budget=1.0, options=["keep", "full", "ops"])
+    assert set(plan.profile.op_profiles) == {"blocks.0"}
+    assert candidates_for(plan.profile.layers["blocks.0"], plan.profile, ("ops",))
+    assert not candidates_for(plan.profile.layers["blocks.1"], plan.profile, ("ops",))

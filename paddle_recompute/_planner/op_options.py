@@ -12,13 +12,13 @@ The model ranks the points; the options' costs are then measured like the policy
 (``policy_options.py``): one forward and backward per point with it on every block, reading
 each region's held device bytes and rerun time, plus what its forward took beyond the
 block's plain run.  Operator times recorded in forward overstate what a rerun costs (on
-PaddleFormers' Llama at hidden 512 on CPU the model predicted about twice the measured
-rerun time at the same memory; likely, not verified: memory-bound operators rerun right
-before their backward find their data in cache), so ranking by the model and pricing by
-measurement puts the options on the same footing as the policies beside them.  A point whose run fails keeps the model's cost.
-An option's memory is the block's inputs (a region holds them) plus the held bytes.
-Offloading is offered only off the CPU (on the CPU the host is the device, so it frees
-nothing), priced by a measured host round trip.
+PaddleFormers' Llama at hidden 512 on CPU the model predicted about twice the measured rerun
+time at the same memory; likely, not verified: memory-bound operators rerun right before
+their backward find their data in cache), so ranking by the model and pricing by measurement
+puts the options on the same footing as the policies beside them.  A point whose run fails
+keeps the model's cost.  An option's memory is the block's inputs (a region holds them) plus
+the held bytes.  Offloading is offered only off the CPU (on the CPU the host is the device,
+so it frees nothing), priced by a measured host round trip.
 """
 
 from __future__ import annotations

@@ -12,12 +12,14 @@ whose output has its data pointer (so a view of a kept output is covered by keep
 output, as the frame matches kept buffers by address); else the operator that saved it
 (an internal result, such as ``layer_norm``'s mean).
 
-Blocks whose calls run the same operators with the same bytes and slots (the decoder
-layers of a model) share one graph with each operator's median time over the calls and the
-repeats.  What a policy region's forward costs beyond the block's plain run (every operator
-passes through Python to be numbered and shown to the policy) is measured: forwards of the
-call with every block in a region under ``policies.recompute_all`` alternate with plain
-forwards, and the median difference is shared among the blocks by their operator counts.
+A block whose calls run different operators (called twice per step on different inputs) gets
+no graph, so no operator-level option.  Blocks whose calls run the same operators with the
+same bytes and slots (the decoder layers of a model) share one graph, with each operator's
+median time over the calls and the repeats.  What a policy region's forward costs beyond the
+block's plain run (every operator passes through Python to be numbered and shown to the
+policy) is measured: forwards of the call with every block in a region under
+``policies.recompute_all`` alternate with plain forwards, and the median difference is
+shared among the blocks by their operator counts.
 """
 
 from __future__ import annotations
@@ -156,12 +158,23 @@ def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3) -> dict
     for name, rec, _seconds in calls:
         groups.setdefault(rec.signature(), []).append((name, rec))
     per_op = observing / max(sum(len(r.names) for _, r, _ in calls) / repeats, 1)
+    varying = _varying(groups)
     out: dict[str, OpProfile] = {}
     for members in groups.values():
-        op_prof = _grouped(members, repeats, per_op)
-        for b in op_prof.blocks:
-            out[b] = op_prof
+        members = [(name, rec) for name, rec in members if name not in varying]
+        if members:
+            op_prof = _grouped(members, repeats, per_op)
+            out.update(dict.fromkeys(op_prof.blocks, op_prof))
     return out
+
+
+def _varying(groups: dict) -> set:
+    """Blocks whose calls ran different operators (a position-keyed policy cannot fit them)."""
+    seen: dict = {}
+    for signature, members in groups.items():
+        for name, _ in members:
+            seen.setdefault(name, set()).add(signature)
+    return {name for name, sigs in seen.items() if len(sigs) > 1}
 
 
 def _forward(call, roots) -> float:
