@@ -76,7 +76,8 @@ def test_decoder_layers_share_one_recorded_graph():
     assert op_prof.graph.slots and all(o.time > 0 for o in op_prof.graph.ops)
     cands = candidates_for(plan.profile.layers["model.layers.0"], plan.profile, ("ops",))
     assert len(cands) > 2 and all(isinstance(c.payload, OpPolicy) for c in cands)
-    assert [c.memory for c in cands] == sorted(c.memory for c in cands)
+    kept = [sum(op_prof.graph.ops[j].nbytes for j in c.payload.keep) for c in cands]
+    assert kept == sorted(set(kept)) and kept[0] == 0  # frontier points, from recomputing all
 
 
 @pytest.mark.parametrize("budget", [0.6, 0.3])
@@ -97,9 +98,10 @@ def test_ops_plan_trains_exactly_and_holds_what_it_predicts(budget):
 
 def test_saved_plan_holds_the_same_bytes_on_a_fresh_model(tmp_path):
     model = _llama(seed=0)
-    plan = planner.plan(model, budget=0.4, options=["ops", "policy:selective", "full"], **_kwargs())
+    # ops alone: which kind wins depends on timings, and this test is about the ops payload
+    plan = planner.plan(model, budget=0.4, options=["ops"], **_kwargs())
     kinds = {c.kind for c in plan.choices}
-    assert "ops" in kinds
+    assert kinds == {"ops"}
     with plan.apply(model):
         _held(model)
         original = _held(model)
