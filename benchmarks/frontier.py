@@ -164,8 +164,12 @@ def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: in
     for b in budgets:
         limit = int(b * none_held)
         for label, kinds in ((f"block plan {b:g}", without_ops), (f"plan {b:g}", None)):
-            p = planner.plan(subject.loss, subject.tokens, budget=limit, blocks=subject.blocks,
-                             calibrate=calibrate, profile=prof, options=kinds)
+            try:
+                p = planner.plan(subject.loss, subject.tokens, budget=limit, blocks=subject.blocks,
+                                 calibrate=calibrate, profile=prof, options=kinds)
+            except planner.InfeasibleBudget as exc:  # said in the report, not a crash
+                print(f"{subject.name}: {label}: {exc}")
+                continue
             prof = p.profile
             plans[label] = p
     return plans
@@ -205,7 +209,7 @@ def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
             for n in names}
     return {"none_held": none_held, "none_ms": 1e3 * base, "full_extra_ms": 1e3 * full, "rows": rows,
             "plans": {label: [c.option for c in p.choices] for label, p in plans.items()},
-            "verdicts": [_verdict(rows, b) for b in budgets]}
+            "verdicts": [_verdict(rows, b) for b in budgets if f"plan {b:g}" in rows]}
 
 
 def _verdict(rows: dict, budget: float) -> dict:
@@ -217,7 +221,7 @@ def _verdict(rows: dict, budget: float) -> dict:
                        and r["memory"] <= plan["memory"] and r["time"] < plan["time"])
     return {"budget": budget, "plan_fits": plan["memory"] <= budget, "plan_memory": plan["memory"],
             "plan_time": plan["time"], "plan_extra": plan["extra"],
-            "block_plan_extra": rows[f"block plan {budget:g}"]["extra"],
+            "block_plan_extra": rows.get(f"block plan {budget:g}", {"extra": float("nan")})["extra"],
             "best_simple": best, "best_time": fits[best]["time"] if best else None,
             "plan_vs_best": plan["time"] / fits[best]["time"] if best else None,
             "beaten_by": beaten_by}
