@@ -20,7 +20,7 @@ from ._layer_optin import (
 )
 from ._seed import get_seed, set_seed
 from ._tensor import Parameter, ParameterTuple, Tensor
-from ._tensor_install import install_tensor_methods, tensor_methods_installed, uninstall_tensor_methods
+from ._surface.install import install_tensor_methods, tensor_methods_installed, uninstall_tensor_methods
 from ._validate import MissingAPIError
 from ._validate import missing as _missing
 from .common import dtype

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import paddle
 
 from .._tensor import ParameterTuple
-from .._tensor_data import param_name
+from .._surface.data import param_name
 from .._validate import not_provided
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay"]

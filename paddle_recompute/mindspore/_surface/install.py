@@ -1,6 +1,6 @@
 """Install MindSpore's Tensor and Parameter members on Paddle's classes, and remove them again.
 
-See NOTE [ Caller-scoped Tensor semantics ] in ``_scope.py``. Four kinds of member:
+See NOTE [ Caller-scoped Tensor semantics ] in ``scope.py``. Four kinds of member:
 
 - ``ADDED``: names Paddle's Tensor lacks (``asnumpy``, ``expand_dims``, ``copy``, ...): present
   for MindSpore code only; for any other caller the attribute does not exist (``hasattr`` is
@@ -8,12 +8,12 @@ See NOTE [ Caller-scoped Tensor semantics ] in ``_scope.py``. Four kinds of memb
 - ``DISPATCHED``: names both define with different meanings (``shape``, ``reshape``, ``std``,
   ``max``, printing, ``Parameter.name``, ...): MindSpore code gets MindSpore's meaning, any
   other caller Paddle's member, called unchanged.
-- ``SAME`` (``_tensor_names.py``): names both define with the same meaning for the calls
+- ``SAME`` (``names.py``): names both define with the same meaning for the calls
   MindSpore accepts: left as Paddle defines them.
-- ``GUARDED`` (``_tensor_names.py``): every other name both define. MindSpore code calling it
+- ``GUARDED`` (``names.py``): every other name both define. MindSpore code calling it
   gets ``MissingAPIError`` naming ``mindspore.Tensor.<name>`` instead of Paddle's possibly
   different meaning; other callers get Paddle's member unchanged.
-- ``MINDSPORE_ONLY`` (``_tensor_names.py``): MindSpore members Paddle lacks and the layer does
+- ``MINDSPORE_ONLY`` (``names.py``): MindSpore members Paddle lacks and the layer does
   not provide: MindSpore code gets ``MissingAPIError`` naming them (``__getattr__``).
 """
 
@@ -28,13 +28,13 @@ from typing import Any
 import paddle
 from paddle.base.framework import EagerParamBase
 
-from . import _tensor_data as data
-from . import _tensor_reduce as reduce
-from . import _tensor_shape as layout
-from ._paddle_members import ABSENT, own_member
-from ._scope import VERDICTS, classify, mindspore_assigner, mindspore_caller
-from ._tensor_names import GUARDED, MINDSPORE_ONLY
-from ._validate import missing
+from . import data
+from . import reduce
+from . import shape as layout
+from .paddle_members import ABSENT, own_member
+from .scope import VERDICTS, classify, mindspore_assigner, mindspore_caller
+from .names import GUARDED, MINDSPORE_ONLY
+from .._validate import missing
 
 __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods_installed"]
 

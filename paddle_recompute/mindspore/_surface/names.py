@@ -2,7 +2,7 @@
 
 The shared names are those in both ``dir(mindspore.Tensor)`` (recorded in
 ``tests/mindspore/data/g_tensor_api.json``) and ``dir(paddle.Tensor)``; a test checks that
-every one is dispatched, ``SAME`` or ``GUARDED`` (see ``_tensor_install.py``).
+every one is dispatched, ``SAME`` or ``GUARDED`` (see ``install.py``).
 """
 
 __all__ = ["SAME", "GUARDED", "MINDSPORE_ONLY"]
