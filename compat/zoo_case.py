@@ -1,0 +1,105 @@
+"""One mindcv model, built, filled, run forward and trained two steps: MindSpore code.
+
+The same file runs under real MindSpore 2.10 (compat/record/record_zoo.py records its results)
+and under the layer (``python -m paddle_recompute.mindspore compat/zoo.py`` compares with
+them), so both sides do exactly the same thing:
+
+- build ``mindcv.create_model(name, num_classes=10)``;
+- fill every trainable parameter with numpy values drawn from its name (crc32 seed), at the
+  mean and standard deviation MindSpore's own initialisation gave it (recorded, rounded to 4
+  significant digits), so both frameworks hold bit-identical weights without shipping them;
+  non-trainable parameters (BatchNorm statistics, index tables, masks) keep what the model
+  builds;
+- forward in eval mode on a fixed batch of 2 images of ``size`` pixels;
+- two training steps with mindcv's own ``create_loss`` (CE, label smoothing 0.1),
+  ``create_scheduler`` (cosine decay, list of rates) and ``create_optimizer`` (momentum,
+  grouped parameters: weight decay filtered off norms and biases).
+
+``noise`` (the noise floor): every trainable weight times ``1 + 1e-6 * N(0, 1)``.
+"""
+from __future__ import annotations
+
+import zlib
+
+import mindcv
+import mindspore as ms
+import numpy as np
+from mindcv.loss import create_loss
+from mindcv.optim import create_optimizer
+from mindcv.scheduler import create_scheduler
+
+BATCH = 2
+LABELS = np.array([1, 7], np.int32)
+NOISE = 1e-6
+
+
+def build(name):
+    ms.set_seed(0)
+    return mindcv.create_model(name, num_classes=10)
+
+
+def param_table(net):
+    """[name, shape, requires_grad] of every parameter, in MindSpore's order."""
+    return [[p.name, list(p.shape), bool(p.requires_grad)] for p in net.get_parameters()]
+
+
+def init_scales(net):
+    """{trainable name: [mean, std]} of the built weights, 4 significant digits."""
+    out = {}
+    for p in net.trainable_params():
+        value = p.asnumpy().astype(np.float64)
+        out[p.name] = [float(f"{value.mean():.4g}"), float(f"{value.std():.4g}")]
+    return out
+
+
+def fill(net, scales, noise_seed=None):
+    for p in net.trainable_params():
+        mean, std = scales[p.name]
+        rng = np.random.default_rng(zlib.crc32(p.name.encode()))
+        value = (mean + std * rng.standard_normal(tuple(p.shape))).astype(np.float32)
+        if noise_seed is not None:
+            jitter = np.random.default_rng([noise_seed, zlib.crc32(p.name.encode())])
+            value = (value * (1 + NOISE * jitter.standard_normal(value.shape))).astype(np.float32)
+        p.set_data(ms.Tensor(value))
+
+
+def images(size):
+    return np.random.default_rng(0).standard_normal((BATCH, 3, size, size)).astype(np.float32)
+
+
+def forward(net, size):
+    net.set_train(False)
+    out = net(ms.Tensor(images(size)))
+    if isinstance(out, tuple | list):
+        out = out[0]
+    return out.asnumpy()
+
+
+def train(net, size, steps=2):
+    """Losses of ``steps`` training steps on the same batch (the last reflects the updates)."""
+    net.set_train(True)
+    loss_fn = create_loss(name="CE", label_smoothing=0.1)
+    lr = create_scheduler(steps_per_epoch=1, scheduler="cosine_decay", lr=0.01, min_lr=1e-4,
+                          warmup_epochs=0, decay_epochs=steps, num_epochs=steps)
+    opt = create_optimizer(net.trainable_params(), opt="momentum", lr=lr, weight_decay=1e-4,
+                           weight_decay_filter="norm_and_bias")
+    x, y = ms.Tensor(images(size)), ms.Tensor(LABELS)
+
+    def loss_of(data, label):
+        return loss_fn(net(data), label)
+
+    grad_fn = ms.value_and_grad(loss_of, None, opt.parameters)
+    losses = []
+    for _ in range(steps):
+        loss, grads = grad_fn(x, y)
+        opt(grads)
+        losses.append(float(loss.asnumpy()))
+    return losses
+
+
+def run(name, size, scales, noise_seed=None):
+    """{"forward": logits, "losses": [...]} with the weights filled from ``scales``."""
+    net = build(name)
+    fill(net, scales, noise_seed)
+    logits = forward(net, size)
+    return {"forward": logits, "losses": train(net, size)}
