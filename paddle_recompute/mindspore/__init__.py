@@ -5,12 +5,13 @@ Use as ``import paddle_recompute.mindspore as mindspore`` (or run an unmodified 
 every semantic difference.
 """
 
-from . import common, context, nn, ops
+from . import boost, common, context, dataset, nn, numpy, ops, train
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
 from ._api import recompute
 from ._cell import RecomputeMixin
 from ._dtype import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
 from ._grad import grad, value_and_grad
+from ._jit import jit
 from ._layer_optin import (
     disable_layer_recompute,
     enable_layer_recompute,
@@ -23,6 +24,7 @@ from ._tensor import Parameter, ParameterTuple, Tensor
 from ._surface.install import install_tensor_methods, tensor_methods_installed, uninstall_tensor_methods
 from ._validate import MissingAPIError
 from ._validate import missing as _missing
+from ._validate import unprovided as _unprovided
 from .common import dtype
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 
@@ -33,8 +35,11 @@ __all__ = [
     "RecomputeMixin", "enable_layer_recompute", "disable_layer_recompute", "install_layer_recompute",
     "uninstall_layer_recompute", "layer_recompute_installed", "install_import_alias",
     "uninstall_import_alias", "import_alias_installed", "MissingAPIError", "install_tensor_methods",
-    "uninstall_tensor_methods", "tensor_methods_installed",
+    "uninstall_tensor_methods", "tensor_methods_installed", "boost", "dataset", "numpy", "train", "jit",
+    "RowTensor",
 ]
+
+RowTensor = _unprovided("mindspore", "RowTensor")  # imported by model-zoo code at load time
 
 install_tensor_methods()  # for MindSpore code only: NOTE [ Caller-scoped Tensor semantics ]
 
