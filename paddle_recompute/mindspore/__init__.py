@@ -27,6 +27,7 @@ from ._validate import missing as _missing
 from ._validate import unprovided as _unprovided
 from .common import dtype
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from .train import load_checkpoint, load_param_into_net, save_checkpoint
 
 __all__ = [
     "common", "context", "nn", "ops", "dtype", "recompute", "grad", "value_and_grad", "Tensor", "Parameter",
@@ -36,7 +37,7 @@ __all__ = [
     "uninstall_layer_recompute", "layer_recompute_installed", "install_import_alias",
     "uninstall_import_alias", "import_alias_installed", "MissingAPIError", "install_tensor_methods",
     "uninstall_tensor_methods", "tensor_methods_installed", "boost", "dataset", "numpy", "train", "jit",
-    "RowTensor",
+    "RowTensor", "save_checkpoint", "load_checkpoint", "load_param_into_net",
 ]
 
 RowTensor = _unprovided("mindspore", "RowTensor")  # imported by model-zoo code at load time
