@@ -33,6 +33,9 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "Function": lambda v: callable(v) and not isinstance(v, paddle.Tensor),
     "Primitive": lambda v: isinstance(v, Primitive),
     "None": lambda v: v is None,
+    # sparse tensor kinds the layer does not provide: registrations are accepted, never matched
+    "RowTensor": lambda v: False, "COOTensor": lambda v: False, "CSRTensor": lambda v: False,
+    "MapTensor": lambda v: False,
 }
 
 

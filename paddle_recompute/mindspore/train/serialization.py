@@ -20,7 +20,7 @@ import paddle
 
 from .._dtype import to_paddle_dtype
 from .._tensor import Parameter
-from .._tensor_data import dtype_name, param_name, set_data
+from .._surface.data import dtype_name, param_name, set_data
 from .._validate import not_provided
 from ._ckpt_io import read_ckpt, read_safetensors, write_ckpt, write_safetensors
 

@@ -135,6 +135,17 @@ class Optimizer:
         picks = [index[id(p)] for p in order]
         return [params[i] for i in picks], [rates[i] for i in picks], [decays[i] for i in picks]
 
+    @property
+    def target(self) -> str:
+        """Where the update runs (MindSpore: host or device); here always where Paddle runs it."""
+        return getattr(self, "_target", "CPU")
+
+    @target.setter
+    def target(self, value: str) -> None:
+        if value not in ("CPU", "Ascend", "GPU"):
+            raise ValueError(f"The value must be 'CPU', 'Ascend' or 'GPU', but got {value!r}.")
+        self._target = value
+
     def get_lr(self) -> Any:
         """The learning rate of this step (one per parameter when grouped), as MindSpore returns it."""
         if self.is_group:
