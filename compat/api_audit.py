@@ -6,13 +6,15 @@ Read statically (ast): imports (``import mindspore.nn as nn``, ``from mindspore 
 ``from mindspore.ops import operations as P``), attribute chains on the names they bind
 (``nn.Conv3d``, ``ops.mul``, ``P.Sort``, ``ms.numpy.ones``, ``ms.common.initializer.Normal``),
 and Tensor methods: ``x.name(...)`` calls on other objects whose ``name`` is a member of
-``mindspore.Tensor`` (``self.name(...)`` excluded: in a Cell that is a sublayer; the recorded API, tests/mindspore/recorded/g_tensor_api.json).
+``mindspore.Tensor`` (``self.name(...)`` excluded: in a Cell that is a sublayer; the recorded
+API, tests/mindspore/recorded/g_tensor_api.json).
 
 A module-level name is provided when importing ``paddle_recompute.mindspore.<module>`` and
 reading the attribute raises nothing (a missing one raises ``MissingAPIError``); a Tensor
 method is provided when ``paddle.Tensor`` has it after the layer is imported and it is not
 one the layer guards for MindSpore code (``GUARDED``: Paddle's member means something else).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +37,12 @@ def _aliases(tree: ast.AST) -> dict[str, str]:
             for a in node.names:
                 if a.name == "mindspore" or a.name.startswith("mindspore."):
                     out[a.asname or a.name.split(".")[0]] = a.name if a.asname else "mindspore"
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module and (
-                node.module == "mindspore" or node.module.startswith("mindspore.")):
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and node.module
+            and (node.module == "mindspore" or node.module.startswith("mindspore."))
+        ):
             for a in node.names:
                 if a.name != "*":
                     out[a.asname or a.name] = f"{node.module}.{a.name}"
@@ -83,6 +89,7 @@ def tensor_method_provided(name: str) -> bool:
 
     import paddle_recompute.mindspore  # noqa: F401 - installs the members
     from paddle_recompute.mindspore._surface.names import GUARDED
+
     return name not in GUARDED and hasattr(paddle.Tensor, name)
 
 
@@ -109,10 +116,20 @@ def audit(source: Path) -> dict:
                     methods_where[node.func.attr].add(rel)
         for dotted in aliases.values():
             where[dotted].add(rel)
-    rows = [{"name": n, "kind": "api", "provided": provided(n), "files": sorted(f)} for n, f in sorted(where.items())]
-    rows += [{"name": f"Tensor.{n}", "kind": "tensor", "provided": tensor_method_provided(n), "files": sorted(f)}
-             for n, f in sorted(methods_where.items())]
-    return {"source": str(source), "total": len(rows), "provided": sum(r["provided"] for r in rows), "rows": rows}
+    rows = [
+        {"name": n, "kind": "api", "provided": provided(n), "files": sorted(f)}
+        for n, f in sorted(where.items())
+    ]
+    rows += [
+        {"name": f"Tensor.{n}", "kind": "tensor", "provided": tensor_method_provided(n), "files": sorted(f)}
+        for n, f in sorted(methods_where.items())
+    ]
+    return {
+        "source": str(source),
+        "total": len(rows),
+        "provided": sum(r["provided"] for r in rows),
+        "rows": rows,
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -125,8 +142,10 @@ def main(argv: list[str]) -> int:
     result = audit(args.source)
     for row in result["rows"]:
         if not (args.missing and row["provided"]):
-            print(f"{'yes' if row['provided'] else 'NO ':4} {row['name']:60} {row['files'][0]}"
-                  + (f" (+{len(row['files']) - 1})" if len(row["files"]) > 1 else ""))
+            print(
+                f"{'yes' if row['provided'] else 'NO ':4} {row['name']:60} {row['files'][0]}"
+                + (f" (+{len(row['files']) - 1})" if len(row["files"]) > 1 else "")
+            )
     print(f"{result['provided']} of {result['total']} referenced mindspore names provided")
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")

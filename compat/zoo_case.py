@@ -17,6 +17,7 @@ them), so both sides do exactly the same thing:
 
 ``noise`` (the noise floor): every trainable weight times ``1 + 1e-6 * N(0, 1)``.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -76,30 +77,90 @@ def forward(net, size):
 
 
 def train(net, size, steps=2):
-    """Losses of ``steps`` training steps on the same batch (the last reflects the updates)."""
+    """Losses of ``steps`` training steps on the same batch (the last reflects the updates), and
+    the training-mode logits of the last step."""
     net.set_train(True)
     loss_fn = create_loss(name="CE", label_smoothing=0.1)
-    lr = create_scheduler(steps_per_epoch=1, scheduler="cosine_decay", lr=0.01, min_lr=1e-4,
-                          warmup_epochs=0, decay_epochs=steps, num_epochs=steps)
-    opt = create_optimizer(net.trainable_params(), opt="momentum", lr=lr, weight_decay=1e-4,
-                           weight_decay_filter="norm_and_bias")
+    lr = create_scheduler(
+        steps_per_epoch=1,
+        scheduler="cosine_decay",
+        lr=0.01,
+        min_lr=1e-4,
+        warmup_epochs=0,
+        decay_epochs=steps,
+        num_epochs=steps,
+    )
+    opt = create_optimizer(
+        net.trainable_params(), opt="momentum", lr=lr, weight_decay=1e-4, weight_decay_filter="norm_and_bias"
+    )
     x, y = ms.Tensor(images(size)), ms.Tensor(LABELS)
 
     def loss_of(data, label):
-        return loss_fn(net(data), label)
+        logits = net(data)
+        return loss_fn(logits, label), logits
 
-    grad_fn = ms.value_and_grad(loss_of, None, opt.parameters)
+    grad_fn = ms.value_and_grad(loss_of, None, opt.parameters, has_aux=True)
     losses = []
     for _ in range(steps):
-        loss, grads = grad_fn(x, y)
+        (loss, logits), grads = grad_fn(x, y)
         opt(grads)
         losses.append(float(loss.asnumpy()))
-    return losses
+    if isinstance(logits, tuple | list):
+        logits = logits[0]
+    return losses, logits.asnumpy()
 
 
-def run(name, size, scales, noise_seed=None):
-    """{"forward": logits, "losses": [...]} with the weights filled from ``scales``."""
+def prepare(name):
+    """The built model and a copy of its non-trainable parameters (one build serves every run)."""
     net = build(name)
+    fixed = {p.name: p.asnumpy().copy() for p in net.get_parameters() if not p.requires_grad}
+    return net, fixed
+
+
+def reset(net, fixed, scales, noise_seed=None):
+    """The state of a fresh build filled from ``scales``: trainable weights drawn, the others back."""
     fill(net, scales, noise_seed)
+    for p in net.get_parameters():
+        if not p.requires_grad:
+            p.set_data(ms.Tensor(fixed[p.name]))
+
+
+def run(model, size, scales, noise_seed=None):
+    """{"forward": eval logits, "losses": [...], "train_logits": ...} of ``model`` (from ``prepare``)
+    reset to its filled weights."""
+    net, fixed = model
+    reset(net, fixed, scales, noise_seed)
     logits = forward(net, size)
-    return {"forward": logits, "losses": train(net, size)}
+    losses, train_logits = train(net, size)
+    return {"forward": logits, "losses": losses, "train_logits": train_logits}
+
+
+def repeated_blocks(net):
+    """The cells that repeat: children of one parent sharing a class with a sibling and holding
+    parameters (ResNet's blocks, a ViT's encoder layers); the outermost such cells only."""
+    found, inside = [], set()
+    for _, cell in net.cells_and_names():
+        if id(cell) in inside:
+            continue
+        children = [c for c in cell.cells() if c.trainable_params()]
+        kinds = {}
+        for child in children:
+            kinds.setdefault(type(child), []).append(child)
+        for group in kinds.values():
+            if len(group) > 1:
+                found += group
+                for child in group:
+                    inside.update(id(c) for _, c in child.cells_and_names())
+    return found
+
+
+def run_recomputed(model, size, scales):
+    """``run`` with ``.recompute()`` on every repeated block (and their count); marks ``model``."""
+    net, fixed = model
+    reset(net, fixed, scales)
+    blocks = repeated_blocks(net)
+    for block in blocks:
+        block.recompute()
+    forward(net, size)
+    losses, train_logits = train(net, size)
+    return {"losses": losses, "train_logits": train_logits, "blocks": len(blocks)}

@@ -8,6 +8,7 @@ difference MindSpore shows against itself over two draws of 1e-6 relative weight
 Models already recorded are skipped (the run resumes). A model MindSpore cannot build is
 recorded with its error. Order: one model per family first, then the rest.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,18 @@ def family(name):
     return registry._model_to_module[name]
 
 
+_SMALL = ("nano", "tiny", "xxs", "xs", "mini", "small", "_s", "050", "075", "100", "18", "b0", "_a0", "ti")
+
+
+def smallness(name):
+    """A sort key putting a family's small models first (by name: there is no size before a build)."""
+    hits = [i for i, token in enumerate(_SMALL) if token in name.lower()]
+    return (min(hits) if hits else len(_SMALL), len(name), name)
+
+
 def ordered(names):
     first, seen = [], set()
-    for name in names:
+    for name in sorted(names, key=smallness):
         if family(name) not in seen:
             seen.add(family(name))
             first.append(name)
@@ -45,18 +55,21 @@ def ordered(names):
 
 
 def own_size(name):
-    size = registry.get_pretrained_cfg_value(name, "input_size") if registry.has_pretrained_cfg_key(
-        name, "input_size") else None
+    size = (
+        registry.get_pretrained_cfg_value(name, "input_size")
+        if registry.has_pretrained_cfg_key(name, "input_size")
+        else None
+    )
     return int(size[-1]) if size else 224
 
 
-def pick_size(name, scales):
-    """The smallest size whose eval forward runs, with its logits."""
+def pick_size(name, model, scales):
+    """The smallest size whose eval forward runs."""
     for size in dict.fromkeys((*SIZES, own_size(name))):
         try:
-            net = zoo_case.build(name)
-            zoo_case.fill(net, scales)
-            return size, zoo_case.forward(net, size)
+            zoo_case.reset(*model, scales)
+            zoo_case.forward(model[0], size)
+            return size
         except Exception:  # noqa: BLE001 - the next size is tried; the last error is raised
             last = traceback.format_exc()
     raise RuntimeError(last)
@@ -64,22 +77,25 @@ def pick_size(name, scales):
 
 def record(name):
     entry = {"model": name, "family": family(name), "mindspore": ms.__version__}
-    net = zoo_case.build(name)
+    model = zoo_case.prepare(name)
+    net, fixed = model
     entry["params"] = zoo_case.param_table(net)
     entry["scales"] = scales = zoo_case.init_scales(net)
-    fixed = [p for p in net.get_parameters() if not p.requires_grad]
-    entry["fixed_sum"] = float(sum(np.abs(p.asnumpy().astype(np.float64)).sum() for p in fixed))
-    entry["size"], logits = pick_size(name, scales)
-    clean = zoo_case.run(name, entry["size"], scales)
+    entry["fixed_sum"] = float(sum(np.abs(v.astype(np.float64)).sum() for v in fixed.values()))
+    entry["size"] = pick_size(name, model, scales)
+    clean = zoo_case.run(model, entry["size"], scales)
     entry["forward"] = clean["forward"].astype(np.float64).tolist()
     entry["losses"] = clean["losses"]
-    fwd_floor, step_floor = 0.0, [0.0, 0.0]
+    entry["train_logits"] = clean["train_logits"].astype(np.float64).tolist()
+    fwd_floor, step_floor, train_floor = 0.0, [0.0, 0.0], 0.0
     for seed in NOISE_SEEDS:
-        noisy = zoo_case.run(name, entry["size"], scales, noise_seed=seed)
+        noisy = zoo_case.run(model, entry["size"], scales, noise_seed=seed)
         fwd_floor = max(fwd_floor, float(np.abs(noisy["forward"] - clean["forward"]).max()))
-        step_floor = [max(f, abs(a - b)) for f, a, b in zip(step_floor, noisy["losses"], clean["losses"])]
-    entry["floor"] = {"forward": fwd_floor, "losses": step_floor}
-    entry["eval_repeat_equal"] = bool(np.array_equal(logits, clean["forward"]))
+        step_floor = [max(f, abs(a - b)) for f, a, b in zip(step_floor, noisy["losses"], clean["losses"], strict=True)]
+        train_floor = max(train_floor, float(np.abs(noisy["train_logits"] - clean["train_logits"]).max()))
+    entry["floor"] = {"forward": fwd_floor, "losses": step_floor, "train_logits": train_floor}
+    zoo_case.reset(net, fixed, scales)  # after training: the reset must give a fresh build's state back
+    entry["eval_repeat_equal"] = bool(np.array_equal(zoo_case.forward(net, entry["size"]), clean["forward"]))
     return entry
 
 
@@ -103,8 +119,12 @@ def main(argv):
         try:
             entry = record(name)
         except Exception as error:  # noqa: BLE001 - MindSpore's own failure is the record
-            entry = {"model": name, "family": family(name), "mindspore": ms.__version__,
-                     "error": f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:300]}"}
+            entry = {
+                "model": name,
+                "family": family(name),
+                "mindspore": ms.__version__,
+                "error": f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:300]}",
+            }
         finally:
             signal.alarm(0)
         entry["record_s"] = round(time.time() - start, 1)

@@ -20,8 +20,8 @@ from ._layer_optin import (
     uninstall_layer_recompute,
 )
 from ._seed import get_seed, set_seed
-from ._tensor import Parameter, ParameterTuple, Tensor
 from ._surface.install import install_tensor_methods, tensor_methods_installed, uninstall_tensor_methods
+from ._tensor import Parameter, ParameterTuple, Tensor
 from ._validate import MissingAPIError
 from ._validate import missing as _missing
 from ._validate import unprovided as _unprovided

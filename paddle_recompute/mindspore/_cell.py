@@ -163,6 +163,20 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
     def cells(self) -> list:
         return list(self.children())
 
+    def extend_repr(self) -> str:
+        """The cell's own settings, shown inside its ``repr`` (override in subclasses)."""
+        return ""
+
+    def __repr__(self) -> str:
+        """MindSpore's form: ``Name(settings)``, or the settings and ``(child): repr`` lines."""
+        extra = self.extend_repr()
+        children = self.named_children()
+        lines = [f"({key}): {value!r}" for key, value in children]
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        body = "\n".join(([extra] if extra else []) + lines)
+        return f"{type(self).__name__}(\n  " + body.replace("\n", "\n  ") + "\n)"
+
     def name_cells(self) -> OrderedDict:
         return OrderedDict(self.named_children())
 

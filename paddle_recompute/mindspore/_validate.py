@@ -10,7 +10,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["check_bool", "check_bool_param", "bind", "MissingAPIError", "missing", "not_provided", "unprovided"]
+__all__ = ["check_bool", "check_bool_param", "bind", "MissingAPIError", "missing", "not_provided",
+           "unprovided"]
 
 
 def check_bool(value: Any) -> bool:
@@ -67,6 +68,7 @@ def unprovided(module: str, name: str, base: type = object) -> type:
     def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
         raise missing(module, name)
 
-    return type(name, (base,), {"__new__": __new__, "__module__": module, "_ms_unprovided": f"{module}.{name}",
+    return type(name, (base,), {"__new__": __new__, "__module__": module,
+                                "_ms_unprovided": f"{module}.{name}",
                                 "__doc__": f"``{module}.{name}``: not provided (constructing it raises "
                                            f"MissingAPIError)."})

@@ -23,8 +23,8 @@ from _ms_helpers import ROOT
 import paddle_recompute.mindspore as ms  # this module is MindSpore code
 from paddle_recompute.mindspore import MissingAPIError, nn
 from paddle_recompute.mindspore._surface import install
-from paddle_recompute.mindspore._surface.paddle_members import own_member
 from paddle_recompute.mindspore._surface.names import GUARDED, MINDSPORE_ONLY, SAME
+from paddle_recompute.mindspore._surface.paddle_members import own_member
 
 PLAIN_PROBE = textwrap.dedent("""
     import paddle

@@ -28,13 +28,13 @@ from typing import Any
 import paddle
 from paddle.base.framework import EagerParamBase
 
-from . import data
-from . import reduce
-from . import shape as layout
-from .paddle_members import ABSENT, own_member
-from .scope import VERDICTS, classify, mindspore_assigner, mindspore_caller
-from .names import GUARDED, MINDSPORE_ONLY
 from .._validate import missing
+from . import data, reduce
+from . import shape as layout
+from .names import GUARDED, MINDSPORE_ONLY
+from .paddle_members import ABSENT, own_member
+from .promote import OPERATORS, promoting
+from .scope import VERDICTS, classify, mindspore_assigner, mindspore_caller
 
 __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods_installed"]
 
@@ -143,6 +143,9 @@ def install_tensor_methods() -> None:
         _set(tensor, name, _dispatch(name, own_member(tensor, name), ours))
     for name, ours in DISPATCHED_PROPERTIES.items():
         _set(tensor, name, _property(own_member(tensor, name), ours))
+    for name in OPERATORS:  # MindSpore's type promotion between tensors (promote.py)
+        original = own_member(tensor, name)
+        _set(tensor, name, _dispatch(name, original, promoting(original)))
     _set(tensor, "__getattr__", _missing_attribute)
     for name in sorted(GUARDED):
         original = own_member(tensor, name)

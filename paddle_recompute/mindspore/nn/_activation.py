@@ -12,7 +12,8 @@ from .._cell import Cell
 from .._dtype import float32
 from ._params import make_parameter
 
-__all__ = ["GELU", "SiLU", "Sigmoid", "Tanh", "ReLU6", "HSigmoid", "HSwish", "Softmax", "LogSoftmax", "LayerNorm"]
+__all__ = ["GELU", "SiLU", "Sigmoid", "Tanh", "ReLU6", "HSigmoid", "HSwish", "Softmax", "LogSoftmax",
+           "LayerNorm"]
 
 
 class GELU(Cell):

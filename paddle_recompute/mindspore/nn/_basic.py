@@ -53,6 +53,11 @@ class Dense(Cell):
             self.bias = make_parameter(b_init, [out_channels], dtype, "dense.bias")
         self.activation = _activation(activation)
 
+    def extend_repr(self) -> str:
+        text = (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"has_bias={self.has_bias}")
+        return text if self.activation is None else f"{text}, activation={self.activation}"
+
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         shape = x.shape
         if len(shape) != 2:
@@ -87,6 +92,9 @@ class Dropout(Cell):
         elif not 0 <= p < 1:
             raise ValueError(f"For 'Dropout', the 'p' must be a number in range [0, 1), but got {p}.")
         self.p = p
+
+    def extend_repr(self) -> str:
+        return f"p={self.p}"
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         if not self.training or self.p == 0:

@@ -60,7 +60,8 @@ class Conv2d(Cell):
 class Conv3d(Cell):
     """``nn.Conv3d(in_channels, out_channels, kernel_size, stride=1, pad_mode='same', padding=0,
     dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None, data_format='NCDHW')``;
-    ``padding`` an int or ``(head, tail, top, bottom, left, right)``; weight ``(out, in / group, kd, kh, kw)``.
+    ``padding`` an int or ``(head, tail, top, bottom, left, right)``; weight
+    ``(out, in / group, kd, kh, kw)``.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,

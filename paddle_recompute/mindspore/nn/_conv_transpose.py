@@ -26,15 +26,29 @@ class _ConvTranspose(Cell):
     op = "Conv2dTranspose"
     function: Any = None
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 pad_mode: str = "same", padding: Any = 0, output_padding: Any = 0, dilation: Any = 1,
-                 group: int = 1, has_bias: bool = False, weight_init: Any = None, bias_init: Any = None,
-                 dtype: Any = float32):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        pad_mode: str = "same",
+        padding: Any = 0,
+        output_padding: Any = 0,
+        dilation: Any = 1,
+        group: int = 1,
+        has_bias: bool = False,
+        weight_init: Any = None,
+        bias_init: Any = None,
+        dtype: Any = float32,
+    ):
         super().__init__()
         n = self.rank
         if in_channels % group or out_channels % group:
-            raise ValueError(f"For '{self.op}', 'in_channels' ({in_channels}) and 'out_channels' "
-                             f"({out_channels}) must be divisible by 'group' ({group}).")
+            raise ValueError(
+                f"For '{self.op}', 'in_channels' ({in_channels}) and 'out_channels' "
+                f"({out_channels}) must be divisible by 'group' ({group})."
+            )
         self.kernel_size = int_tuple(self.op, "kernel_size", kernel_size, n)
         self.stride = int_tuple(self.op, "stride", stride, n)
         self.dilation = int_tuple(self.op, "dilation", dilation, n)
@@ -42,17 +56,25 @@ class _ConvTranspose(Cell):
             raise not_provided(f"nn.{self.op}(output_padding != 0)")
         mode = pad_mode.lower()
         if mode not in ("same", "valid", "pad"):
-            raise ValueError(f"For '{self.op}', the 'pad_mode' must be one of ['same', 'valid', 'pad'], "
-                             f"but got {pad_mode!r}.")
+            raise ValueError(
+                f"For '{self.op}', the 'pad_mode' must be one of ['same', 'valid', 'pad'], "
+                f"but got {pad_mode!r}."
+            )
         pads = int_tuple(self.op, "padding", padding, 2 * n)
         if mode != "pad" and any(pads):
-            raise ValueError(f"For '{self.op}', the 'padding' must be zero when 'pad_mode' is not 'pad', "
-                             f"but got {padding!r}.")
+            raise ValueError(
+                f"For '{self.op}', the 'padding' must be zero when 'pad_mode' is not 'pad', "
+                f"but got {padding!r}."
+            )
         self.padding = {"same": "SAME", "valid": 0}.get(mode, list(pads))
         self.group = group
         w_init = default_weight_init() if weight_init is None else weight_init
-        self.weight = make_parameter(w_init, [in_channels, out_channels // group, *self.kernel_size], dtype,
-                                     f"{self.op.lower()}.weight")
+        self.weight = make_parameter(
+            w_init,
+            [in_channels, out_channels // group, *self.kernel_size],
+            dtype,
+            f"{self.op.lower()}.weight",
+        )
         self.bias = None
         if has_bias:
             fan_in = in_channels
@@ -64,8 +86,15 @@ class _ConvTranspose(Cell):
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         if x.ndim != self.rank + 2:
             raise ValueError(f"For '{self.op}', the input must have rank {self.rank + 2}, but got {x.ndim}.")
-        return type(self).function(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
-                                   dilation=self.dilation, groups=self.group)
+        return type(self).function(
+            x,
+            self.weight,
+            self.bias,
+            stride=self.stride,
+            padding=self.padding,
+            dilation=self.dilation,
+            groups=self.group,
+        )
 
 
 class Conv1dTranspose(_ConvTranspose):
@@ -77,7 +106,8 @@ class Conv1dTranspose(_ConvTranspose):
 
 
 class Conv2dTranspose(_ConvTranspose):
-    """``nn.Conv2dTranspose(...)`` on ``(N, C, H, W)``; ``padding`` an int or ``(top, bottom, left, right)``."""
+    """``nn.Conv2dTranspose(...)`` on ``(N, C, H, W)``; ``padding`` an int or
+    ``(top, bottom, left, right)``."""
 
     rank, op = 2, "Conv2dTranspose"
     function = staticmethod(F.conv2d_transpose)

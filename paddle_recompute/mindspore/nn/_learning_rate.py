@@ -14,8 +14,15 @@ import paddle
 from .._cell import Cell
 
 __all__ = [
-    "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr",
-    "cosine_decay_lr", "polynomial_decay_lr", "warmup_lr", "LearningRateSchedule", "CosineDecayLR",
+    "piecewise_constant_lr",
+    "exponential_decay_lr",
+    "natural_exp_decay_lr",
+    "inverse_decay_lr",
+    "cosine_decay_lr",
+    "polynomial_decay_lr",
+    "warmup_lr",
+    "LearningRateSchedule",
+    "CosineDecayLR",
     "WarmUpLR",
 ]
 
@@ -35,9 +42,11 @@ def _epochs(total_step: int, step_per_epoch: int) -> list[int]:
 def piecewise_constant_lr(milestone: list[int], learning_rates: list[float]) -> list[float]:
     """``learning_rates[j]`` for the steps ``milestone[j-1] <= i < milestone[j]``."""
     if len(milestone) != len(learning_rates):
-        raise ValueError(f"For 'piecewise_constant_lr', the size of 'milestone' must be same with the size of "
-                         f"'learning_rates', but got 'milestone' size: {len(milestone)}, 'learning_rates' "
-                         f"size: {len(learning_rates)}.")
+        raise ValueError(
+            f"For 'piecewise_constant_lr', the size of 'milestone' must be same with the size of "
+            f"'learning_rates', but got 'milestone' size: {len(milestone)}, 'learning_rates' "
+            f"size: {len(learning_rates)}."
+        )
     lr, last = [], 0
     for stop, rate in zip(milestone, learning_rates, strict=True):
         if _positive_int("milestone", stop) <= last:
@@ -47,8 +56,15 @@ def piecewise_constant_lr(milestone: list[int], learning_rates: list[float]) -> 
     return lr
 
 
-def _decay(learning_rate: float, decay_rate: float, total_step: int, step_per_epoch: int, decay_epoch: int,
-           is_stair: bool, rule) -> list[float]:
+def _decay(
+    learning_rate: float,
+    decay_rate: float,
+    total_step: int,
+    step_per_epoch: int,
+    decay_epoch: int,
+    is_stair: bool,
+    rule,
+) -> list[float]:
     _positive_int("decay_epoch", decay_epoch)
     out = []
     for epoch in _epochs(total_step, step_per_epoch):
@@ -57,41 +73,90 @@ def _decay(learning_rate: float, decay_rate: float, total_step: int, step_per_ep
     return out
 
 
-def exponential_decay_lr(learning_rate: float, decay_rate: float, total_step: int, step_per_epoch: int,
-                         decay_epoch: int, is_stair: bool = False) -> list[float]:
+def exponential_decay_lr(
+    learning_rate: float,
+    decay_rate: float,
+    total_step: int,
+    step_per_epoch: int,
+    decay_epoch: int,
+    is_stair: bool = False,
+) -> list[float]:
     """``learning_rate * decay_rate ** (epoch / decay_epoch)``."""
-    return _decay(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair,
-                  lambda lr, rate, p: lr * rate ** p)
+    return _decay(
+        learning_rate,
+        decay_rate,
+        total_step,
+        step_per_epoch,
+        decay_epoch,
+        is_stair,
+        lambda lr, rate, p: lr * rate**p,
+    )
 
 
-def natural_exp_decay_lr(learning_rate: float, decay_rate: float, total_step: int, step_per_epoch: int,
-                         decay_epoch: int, is_stair: bool = False) -> list[float]:
-    """``learning_rate * e ** (-decay_rate * epoch / decay_epoch)``."""
-    return _decay(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair,
-                  lambda lr, rate, p: lr * math.e ** (-rate * p))
+def natural_exp_decay_lr(
+    learning_rate: float,
+    decay_rate: float,
+    total_step: int,
+    step_per_epoch: int,
+    decay_epoch: int,
+    is_stair: bool = False,
+) -> list[float]:
+    """``learning_rate * e ** (-decay_rate * epoch)``: unlike its siblings, MindSpore does not divide
+    the epoch by ``decay_epoch`` here (with ``is_stair`` it rounds it down to a multiple of it)."""
+    _positive_int("decay_epoch", decay_epoch)
+    return [
+        learning_rate
+        * math.e ** (-decay_rate * (math.floor(e / decay_epoch) * decay_epoch if is_stair else e))
+        for e in _epochs(total_step, step_per_epoch)
+    ]
 
 
-def inverse_decay_lr(learning_rate: float, decay_rate: float, total_step: int, step_per_epoch: int,
-                     decay_epoch: int, is_stair: bool = False) -> list[float]:
+def inverse_decay_lr(
+    learning_rate: float,
+    decay_rate: float,
+    total_step: int,
+    step_per_epoch: int,
+    decay_epoch: int,
+    is_stair: bool = False,
+) -> list[float]:
     """``learning_rate / (1 + decay_rate * epoch / decay_epoch)``."""
-    return _decay(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair,
-                  lambda lr, rate, p: lr / (1 + rate * p))
+    return _decay(
+        learning_rate,
+        decay_rate,
+        total_step,
+        step_per_epoch,
+        decay_epoch,
+        is_stair,
+        lambda lr, rate, p: lr / (1 + rate * p),
+    )
 
 
-def cosine_decay_lr(min_lr: float, max_lr: float, total_step: int, step_per_epoch: int,
-                    decay_epoch: int) -> list[float]:
+def cosine_decay_lr(
+    min_lr: float, max_lr: float, total_step: int, step_per_epoch: int, decay_epoch: int
+) -> list[float]:
     """``min_lr + (max_lr - min_lr) / 2 * (1 + cos(pi * min(epoch, decay_epoch) / decay_epoch))``."""
     _positive_int("decay_epoch", decay_epoch)
     if min_lr >= max_lr:
-        raise ValueError(f"For 'cosine_decay_lr', the 'max_lr' should be greater than the 'min_lr', "
-                         f"but got 'max_lr' value: {max_lr}, 'min_lr' value: {min_lr}.")
+        raise ValueError(
+            f"For 'cosine_decay_lr', the 'max_lr' should be greater than the 'min_lr', "
+            f"but got 'max_lr' value: {max_lr}, 'min_lr' value: {min_lr}."
+        )
     delta = 0.5 * (max_lr - min_lr)
-    return [min_lr + delta * (1 + math.cos(math.pi * min(e, decay_epoch) / decay_epoch))
-            for e in _epochs(total_step, step_per_epoch)]
+    return [
+        min_lr + delta * (1 + math.cos(math.pi * min(e, decay_epoch) / decay_epoch))
+        for e in _epochs(total_step, step_per_epoch)
+    ]
 
 
-def polynomial_decay_lr(learning_rate: float, end_learning_rate: float, total_step: int, step_per_epoch: int,
-                        decay_epoch: int, power: float, update_decay_epoch: bool = False) -> list[float]:
+def polynomial_decay_lr(
+    learning_rate: float,
+    end_learning_rate: float,
+    total_step: int,
+    step_per_epoch: int,
+    decay_epoch: int,
+    power: float,
+    update_decay_epoch: bool = False,
+) -> list[float]:
     """``(learning_rate - end) * (1 - epoch / decay_epoch) ** power + end``."""
     _positive_int("decay_epoch", decay_epoch)
     delta, out = learning_rate - end_learning_rate, []

@@ -12,8 +12,21 @@ import paddle
 from .._dtype import to_paddle_dtype
 from .._validate import not_provided
 
-__all__ = ["array", "asarray", "ones", "zeros", "full", "ones_like", "zeros_like", "full_like", "arange",
-           "linspace", "eye", "identity", "meshgrid"]
+__all__ = [
+    "array",
+    "asarray",
+    "ones",
+    "zeros",
+    "full",
+    "ones_like",
+    "zeros_like",
+    "full_like",
+    "arange",
+    "linspace",
+    "eye",
+    "identity",
+    "meshgrid",
+]
 
 
 def _default(values: Any) -> str:
@@ -78,12 +91,20 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     step = 1 if step is None else step
     fallback = _default([start, stop, step])
     values = np.arange(start, stop, step)
-    return paddle.to_tensor(values.astype(fallback if dtype is None else np.float64),
-                            dtype=_dtype(dtype, fallback))
+    return paddle.to_tensor(
+        values.astype(fallback if dtype is None else np.float64), dtype=_dtype(dtype, fallback)
+    )
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
-             dtype: Any = None, axis: int = 0) -> Any:
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Any:
     values, step = np.linspace(float(start), float(stop), num, endpoint=endpoint, retstep=True)
     out = paddle.to_tensor(values.astype(np.float32), dtype=_dtype(dtype, "float32"))
     return (out, step) if retstep else out

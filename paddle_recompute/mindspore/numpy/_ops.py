@@ -10,9 +10,39 @@ import paddle
 from ..ops._operands import axis_list
 from ._creation import asarray
 
-__all__ = ["concatenate", "stack", "split", "reshape", "transpose", "expand_dims", "squeeze", "tile", "roll",
-           "tensordot", "matmul", "dot", "where", "mean", "sum", "amax", "amin", "abs", "exp", "log", "sqrt",
-           "square", "maximum", "minimum", "clip", "argmax", "argmin", "flip", "cumsum", "var", "std"]
+__all__ = [
+    "concatenate",
+    "stack",
+    "split",
+    "reshape",
+    "transpose",
+    "expand_dims",
+    "squeeze",
+    "tile",
+    "roll",
+    "tensordot",
+    "matmul",
+    "dot",
+    "where",
+    "mean",
+    "sum",
+    "amax",
+    "amin",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "square",
+    "maximum",
+    "minimum",
+    "clip",
+    "argmax",
+    "argmin",
+    "flip",
+    "cumsum",
+    "var",
+    "std",
+]
 
 
 def _t(a: Any) -> paddle.Tensor:
@@ -31,10 +61,10 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> paddle.Tensor:
     return paddle.stack([_t(a) for a in arrays], axis=axis)
 
 
-def split(x: paddle.Tensor, indices_or_sections: Any, axis: int = 0) -> list[paddle.Tensor]:
-    """An int: that many equal parts; a list: the split points (NumPy's meaning)."""
+def split(x: paddle.Tensor, indices_or_sections: Any, axis: int = 0) -> tuple | list:
+    """An int: that many equal parts (a tuple); a list: the split points (a list, as MindSpore returns)."""
     if isinstance(indices_or_sections, int):
-        return list(paddle.split(x, indices_or_sections, axis=axis))
+        return tuple(paddle.split(x, indices_or_sections, axis=axis))
     points = [0, *indices_or_sections, x.shape[axis]]
     return list(paddle.split(x, [b - a for a, b in zip(points, points[1:], strict=False)], axis=axis))
 
@@ -95,8 +125,13 @@ def mean(a: paddle.Tensor, axis: Any = None, keepdims: bool = False, dtype: Any 
     return paddle.mean(a, axis=_axis(axis), keepdim=keepdims)
 
 
-def sum(a: paddle.Tensor, axis: Any = None, dtype: Any = None, keepdims: bool = False,  # noqa: A001
-        initial: Any = None) -> paddle.Tensor:
+def sum(
+    a: paddle.Tensor,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,  # noqa: A001
+    initial: Any = None,
+) -> paddle.Tensor:
     out = paddle.sum(a, axis=_axis(axis), keepdim=keepdims)
     return out if initial is None else out + initial
 
@@ -155,11 +190,15 @@ def clip(x: paddle.Tensor, xmin: Any, xmax: Any) -> paddle.Tensor:
 
 
 def argmax(a: paddle.Tensor, axis: int | None = None) -> paddle.Tensor:
-    return paddle.argmax(a if axis is not None else a.flatten(), axis=axis if axis is not None else 0).astype("int32")
+    return paddle.argmax(a if axis is not None else a.flatten(), axis=axis if axis is not None else 0).astype(
+        "int32"
+    )
 
 
 def argmin(a: paddle.Tensor, axis: int | None = None) -> paddle.Tensor:
-    return paddle.argmin(a if axis is not None else a.flatten(), axis=axis if axis is not None else 0).astype("int32")
+    return paddle.argmin(a if axis is not None else a.flatten(), axis=axis if axis is not None else 0).astype(
+        "int32"
+    )
 
 
 def flip(m: paddle.Tensor, axis: Any = None) -> paddle.Tensor:

@@ -8,10 +8,10 @@ from .._grad import GradOperation, grad, value_and_grad
 from .._primitive import Primitive
 from .._validate import missing as _missing
 from . import functional, operations
-from ._communication import ReduceOp
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
-from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
+from ._communication import ReduceOp
 from ._graph import HyperMap, Map, MultitypeFuncGraph, constexpr
+from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
 from ._more_primitives import (
     Identity,
     L2Normalize,
@@ -40,7 +40,8 @@ __all__ = [
     "BiasAdd", "Cast", "Concat", "ExpandDims", "Flatten", "Reshape", "Squeeze", "Transpose",
     "Add", "BatchMatMul", "Div", "Exp", "MatMul", "Mul", "Neg", "RealDiv", "ReduceMean", "ReduceSum",
     "Sqrt", "Sub", "Conv2D", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
-    "ReduceOp", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr", "Identity", "L2Normalize", "LpNorm", "OneHot",
+    "ReduceOp", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr", "Identity", "L2Normalize", "LpNorm",
+    "OneHot",
     "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",
     "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike",
     *functional.__all__,

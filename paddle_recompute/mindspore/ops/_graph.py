@@ -18,8 +18,20 @@ import paddle
 from .._primitive import Primitive
 from .._validate import not_provided
 
-__all__ = ["MultitypeFuncGraph", "HyperMap", "Map", "partial", "depend", "constexpr", "assign", "shape",
-           "rank", "dtype", "tuple_to_array", "clip_by_global_norm"]
+__all__ = [
+    "MultitypeFuncGraph",
+    "HyperMap",
+    "Map",
+    "partial",
+    "depend",
+    "constexpr",
+    "assign",
+    "shape",
+    "rank",
+    "dtype",
+    "tuple_to_array",
+    "clip_by_global_norm",
+]
 
 _TYPES: dict[str, Callable[[Any], bool]] = {
     "Tensor": lambda v: isinstance(v, paddle.Tensor),
@@ -34,7 +46,9 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "Primitive": lambda v: isinstance(v, Primitive),
     "None": lambda v: v is None,
     # sparse tensor kinds the layer does not provide: registrations are accepted, never matched
-    "RowTensor": lambda v: False, "COOTensor": lambda v: False, "CSRTensor": lambda v: False,
+    "RowTensor": lambda v: False,
+    "COOTensor": lambda v: False,
+    "CSRTensor": lambda v: False,
     "MapTensor": lambda v: False,
 }
 
@@ -51,8 +65,9 @@ class MultitypeFuncGraph:
         names = tuple(t if isinstance(t, str) else getattr(t, "__name__", str(t)) for t in type_names)
         unknown = [n for n in names if n not in _TYPES]
         if unknown:
-            raise TypeError(f"MultitypeFuncGraph {self.name!r}: unknown type name {unknown[0]!r}; "
-                            f"known: {sorted(_TYPES)}")
+            raise TypeError(
+                f"MultitypeFuncGraph {self.name!r}: unknown type name {unknown[0]!r}; known: {sorted(_TYPES)}"
+            )
 
         def deco(fn: Callable) -> Callable:
             self.entries.append((names, fn))
@@ -106,8 +121,9 @@ def depend(value: Any, expr: Any) -> Any:
     return value
 
 
-def constexpr(fn: Callable | None = None, get_instance: bool = True, reuse_result: bool = True,
-              check: bool = True) -> Any:
+def constexpr(
+    fn: Callable | None = None, get_instance: bool = True, reuse_result: bool = True, check: bool = True
+) -> Any:
     """Decorator for compile-time constant functions: they are called directly."""
     if fn is None:
         return lambda f: f
@@ -117,8 +133,10 @@ def constexpr(fn: Callable | None = None, get_instance: bool = True, reuse_resul
 def assign(variable: paddle.Tensor, value: Any) -> paddle.Tensor:
     """Write ``value`` into ``variable`` in place; returns ``variable``."""
     with paddle.no_grad():
-        paddle.assign(value if isinstance(value, paddle.Tensor) else paddle.to_tensor(value, dtype=variable.dtype),
-                      output=variable)
+        paddle.assign(
+            value if isinstance(value, paddle.Tensor) else paddle.to_tensor(value, dtype=variable.dtype),
+            output=variable,
+        )
     return variable
 
 
@@ -135,14 +153,15 @@ def dtype(input_x: paddle.Tensor) -> Any:
 
 
 def tuple_to_array(input_x: Sequence[Any]) -> paddle.Tensor:
-    """int64 for ints, float32 for floats (MindSpore's inference)."""
+    """int32 for ints, float32 for floats (MindSpore's inference)."""
     values = list(input_x)
-    kind = "float32" if any(isinstance(v, float) for v in values) else "int64"
+    kind = "float32" if any(isinstance(v, float) for v in values) else "int32"
     return paddle.to_tensor(values, dtype=kind)
 
 
-def clip_by_global_norm(x: Sequence[paddle.Tensor], clip_norm: float = 1.0,
-                        use_norm: Any = None) -> tuple[paddle.Tensor, ...]:
+def clip_by_global_norm(
+    x: Sequence[paddle.Tensor], clip_norm: float = 1.0, use_norm: Any = None
+) -> tuple[paddle.Tensor, ...]:
     """Scale every tensor by ``clip_norm / max(global_norm, clip_norm)``."""
     if use_norm is not None:
         raise not_provided("ops.clip_by_global_norm(use_norm=...)")

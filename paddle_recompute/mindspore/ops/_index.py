@@ -16,9 +16,29 @@ from .._dtype import float32, to_paddle_dtype
 from .._validate import not_provided
 from ._operands import axis_list, tensor_operands
 
-__all__ = ["gather_elements", "sort", "unstack", "tensor_scatter_elements", "repeat_elements", "eye",
-           "linspace", "flatten", "mul", "add", "sub", "div", "cos", "sin", "square", "sign", "reciprocal",
-           "clip_by_value", "reduce_sum", "abs", "norm"]
+__all__ = [
+    "gather_elements",
+    "sort",
+    "unstack",
+    "tensor_scatter_elements",
+    "repeat_elements",
+    "eye",
+    "linspace",
+    "flatten",
+    "mul",
+    "add",
+    "sub",
+    "div",
+    "cos",
+    "sin",
+    "square",
+    "sign",
+    "reciprocal",
+    "clip_by_value",
+    "reduce_sum",
+    "abs",
+    "norm",
+]
 
 
 def gather_elements(input: paddle.Tensor, dim: int, index: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
@@ -26,7 +46,9 @@ def gather_elements(input: paddle.Tensor, dim: int, index: paddle.Tensor) -> pad
     return paddle.take_along_axis(input, index.astype("int64"), axis=dim, broadcast=False)
 
 
-def sort(input_x: paddle.Tensor, axis: int = -1, descending: bool = False) -> tuple[paddle.Tensor, paddle.Tensor]:
+def sort(
+    input_x: paddle.Tensor, axis: int = -1, descending: bool = False
+) -> tuple[paddle.Tensor, paddle.Tensor]:
     """``(values, indices)``, indices int32; a stable sort."""
     indices = paddle.argsort(input_x, axis=axis, descending=descending, stable=True)
     return paddle.take_along_axis(input_x, indices, axis=axis), indices.astype("int32")
@@ -36,14 +58,26 @@ def unstack(input_x: paddle.Tensor, axis: int = 0) -> tuple[paddle.Tensor, ...]:
     return tuple(paddle.unstack(input_x, axis=axis))
 
 
-def tensor_scatter_elements(input_x: paddle.Tensor, indices: paddle.Tensor, updates: paddle.Tensor,
-                            axis: int = 0, reduction: str = "none") -> paddle.Tensor:
+def tensor_scatter_elements(
+    input_x: paddle.Tensor,
+    indices: paddle.Tensor,
+    updates: paddle.Tensor,
+    axis: int = 0,
+    reduction: str = "none",
+) -> paddle.Tensor:
     """Out-of-place scatter along ``axis``; ``reduction`` ``'none'`` or ``'add'``."""
     if reduction not in ("none", "add"):
-        raise ValueError(f"For 'tensor_scatter_elements', the 'reduction' must be 'none' or 'add', "
-                         f"but got {reduction!r}.")
-    return paddle.put_along_axis(input_x, indices.astype("int64"), updates, axis,
-                                 reduce="assign" if reduction == "none" else "add", broadcast=False)
+        raise ValueError(
+            f"For 'tensor_scatter_elements', the 'reduction' must be 'none' or 'add', but got {reduction!r}."
+        )
+    return paddle.put_along_axis(
+        input_x,
+        indices.astype("int64"),
+        updates,
+        axis,
+        reduce="assign" if reduction == "none" else "add",
+        broadcast=False,
+    )
 
 
 def repeat_elements(x: paddle.Tensor, rep: int, axis: int = 0) -> paddle.Tensor:
@@ -61,7 +95,9 @@ def linspace(start: Any, end: Any, steps: int) -> paddle.Tensor:
     return paddle.linspace(start, end, int(steps), dtype="float32")
 
 
-def flatten(input: paddle.Tensor, order: str = "C", *, start_dim: int = 1, end_dim: int = -1) -> paddle.Tensor:  # noqa: A002
+def flatten(
+    input: paddle.Tensor, order: str = "C", *, start_dim: int = 1, end_dim: int = -1
+) -> paddle.Tensor:  # noqa: A002
     if order != "C":
         raise not_provided(f"ops.flatten(order={order!r})")
     if input.ndim == 0:
@@ -87,8 +123,10 @@ def sub(input: Any, other: Any, alpha: float = 1) -> paddle.Tensor:  # noqa: A00
 def div(input: Any, other: Any, rounding_mode: str | None = None) -> paddle.Tensor:  # noqa: A002
     x, y = tensor_operands("div", input, other)
     if rounding_mode is None:
-        return paddle.divide(x.astype("float32") if not x.is_floating_point() else x,
-                             y.astype(x.dtype) if not y.is_floating_point() else y)
+        return paddle.divide(
+            x.astype("float32") if not x.is_floating_point() else x,
+            y.astype(x.dtype) if not y.is_floating_point() else y,
+        )
     out = paddle.divide(x.astype("float32"), y.astype("float32"))
     out = paddle.floor(out) if rounding_mode == "floor" else paddle.trunc(out)
     return out.astype(x.dtype)
@@ -131,9 +169,10 @@ def reduce_sum(input_x: paddle.Tensor, axis: Any = (), keep_dims: bool = False) 
     return paddle.sum(input_x, axis=axis_list(axis), keepdim=keep_dims)
 
 
-def norm(x: paddle.Tensor, axis: Sequence[int] | int, p: int, keep_dims: bool, epsilon: float) -> paddle.Tensor:
+def norm(
+    x: paddle.Tensor, axis: Sequence[int] | int, p: int, keep_dims: bool, epsilon: float
+) -> paddle.Tensor:
     """``LpNorm``: ``(sum |x|^p) ^ (1/p)`` over ``axis``, at least ``epsilon`` (MindSpore clamps)."""
     axes = [axis] if isinstance(axis, int) else list(axis)
-    out = paddle.linalg.norm(x, p=float(p), axis=axes, keepdim=keep_dims)
+    out = paddle.sum(paddle.abs(x) ** p, axis=axes, keepdim=keep_dims) ** (1.0 / p)
     return paddle.maximum(out, paddle.full([], epsilon, dtype=out.dtype)) if epsilon else out
-

@@ -33,6 +33,24 @@ from ._functional_array import (
     tile,
     where,
 )
+from ._functional_math import (
+    amax,
+    amin,
+    argmax,
+    exp,
+    gelu,
+    log,
+    max,
+    min,
+    pow,
+    prod,
+    sigmoid,
+    silu,
+    sqrt,
+    std,
+    tanh,
+    var,
+)
 from ._functional_nn import binary_cross_entropy_with_logits, cross_entropy, interpolate, one_hot, pad
 from ._graph import assign, clip_by_global_norm, depend, dtype, partial, rank, shape, tuple_to_array
 from ._index import (
@@ -56,24 +74,6 @@ from ._index import (
     sub,
     tensor_scatter_elements,
     unstack,
-)
-from ._functional_math import (
-    amax,
-    amin,
-    argmax,
-    exp,
-    gelu,
-    log,
-    max,
-    min,
-    pow,
-    prod,
-    sigmoid,
-    silu,
-    sqrt,
-    std,
-    tanh,
-    var,
 )
 
 __all__ = [

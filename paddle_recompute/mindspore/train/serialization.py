@@ -19,8 +19,8 @@ import numpy as np
 import paddle
 
 from .._dtype import to_paddle_dtype
-from .._tensor import Parameter
 from .._surface.data import dtype_name, param_name, set_data
+from .._tensor import Parameter
 from .._validate import not_provided
 from ._ckpt_io import read_ckpt, read_safetensors, write_ckpt, write_safetensors
 

@@ -63,15 +63,19 @@ class _Rate:
         elif isinstance(value, int | float) and not isinstance(value, bool):
             self.schedule, self.rates = None, [_float32(value)]
         else:
-            raise TypeError(f"For '{owner}', the 'learning_rate' must be a float, a list, a Tensor or a "
-                            f"LearningRateSchedule, but got {type(value).__name__}.")
+            raise TypeError(
+                f"For '{owner}', the 'learning_rate' must be a float, a list, a Tensor or a "
+                f"LearningRateSchedule, but got {type(value).__name__}."
+            )
         self.dynamic = self.schedule is not None or len(self.rates) > 1
 
     def at(self, step: int) -> float:
         if self.schedule is not None:
             return _float32(self.schedule(paddle.to_tensor(step, dtype="int32")).numpy())
         if step >= len(self.rates) and len(self.rates) > 1:
-            raise ValueError(f"the learning-rate list has {len(self.rates)} steps; step {step} is past its end")
+            raise ValueError(
+                f"the learning-rate list has {len(self.rates)} steps; step {step} is past its end"
+            )
         return self.rates[min(step, len(self.rates) - 1)]
 
 
@@ -80,8 +84,9 @@ class Optimizer:
 
     decoupled = False  # AdamWeightDecay applies the decay in its update
 
-    def __init__(self, learning_rate: Any, parameters: Sequence, weight_decay: float = 0.0,
-                 loss_scale: float = 1.0):
+    def __init__(
+        self, learning_rate: Any, parameters: Sequence, weight_decay: float = 0.0, loss_scale: float = 1.0
+    ):
         owner = type(self).__name__
         items = list(parameters)
         if not items:
@@ -93,8 +98,10 @@ class Optimizer:
             flags = [d > 0 for d in decays]
         else:
             params, rates, decays = items, [default_rate] * len(items), [default_decay] * len(items)
-            flags = [bool(default_decay) and "beta" not in param_name(p) and "gamma" not in param_name(p)
-                     for p in items]
+            flags = [
+                bool(default_decay) and "beta" not in param_name(p) and "gamma" not in param_name(p)
+                for p in items
+            ]
         self.parameters = ParameterTuple(params)
         self._rates, self.decays, self.decay_flags = rates, decays, tuple(flags)
         self.learning_rate = learning_rate
@@ -105,16 +112,22 @@ class Optimizer:
         self._step_rates: dict[int, float] = {}
 
     @staticmethod
-    def _groups(owner: str, items: list, default_rate: _Rate, default_decay: float) -> tuple[list, list, list]:
+    def _groups(
+        owner: str, items: list, default_rate: _Rate, default_decay: float
+    ) -> tuple[list, list, list]:
         params, rates, decays, order = [], [], [], None
         for group in items:
             if not isinstance(group, dict):
-                raise TypeError(f"For '{owner}', when 'parameters' holds a dict, every item must be a dict, "
-                                f"but got {type(group).__name__}.")
+                raise TypeError(
+                    f"For '{owner}', when 'parameters' holds a dict, every item must be a dict, "
+                    f"but got {type(group).__name__}."
+                )
             unknown = sorted(set(group) - set(_GROUP_KEYS))
             if unknown:
-                raise ValueError(f"For '{owner}', the key of a parameter group must be one of {list(_GROUP_KEYS)}, "
-                                 f"but got {unknown[0]!r}.")
+                raise ValueError(
+                    f"For '{owner}', the key of a parameter group must be one of {list(_GROUP_KEYS)}, "
+                    f"but got {unknown[0]!r}."
+                )
             if group.get("grad_centralization"):
                 raise not_provided(f"{owner}(grad_centralization=True)")
             if "order_params" in group:
@@ -149,7 +162,9 @@ class Optimizer:
     def get_lr(self) -> Any:
         """The learning rate of this step (one per parameter when grouped), as MindSpore returns it."""
         if self.is_group:
-            return tuple(paddle.to_tensor(self.lr_of(i), dtype="float32") for i in range(len(self.parameters)))
+            return tuple(
+                paddle.to_tensor(self.lr_of(i), dtype="float32") for i in range(len(self.parameters))
+            )
         return paddle.to_tensor(self.lr_of(0), dtype="float32")
 
     def lr_of(self, index: int) -> float:
@@ -164,8 +179,9 @@ class Optimizer:
 
     def __call__(self, grads: Sequence[paddle.Tensor]) -> bool:
         if len(grads) != len(self.parameters):
-            raise ValueError(f"{type(self).__name__}: got {len(grads)} gradients for "
-                             f"{len(self.parameters)} parameters")
+            raise ValueError(
+                f"{type(self).__name__}: got {len(grads)} gradients for {len(self.parameters)} parameters"
+            )
         self._step_rates = {}
         with paddle.no_grad():
             for i, (param, grad) in enumerate(zip(self.parameters, grads, strict=True)):
