@@ -12,7 +12,8 @@ checks, with the shared protocol of compat/zoo_case.py:
 - one training step matches: after one update (mindcv's loss, optimizer and schedule), the
   training-mode logits of the next step are within their noise floor (a vector of 20 values:
   a steadier floor than the scalar loss; the loss differences are reported too);
-- ``.recompute()`` on its repeated blocks gives losses bit-for-bit equal to no recompute here.
+- ``.recompute()`` on its repeated blocks gives losses bit-for-bit equal to no recompute here,
+  and the blocks ran again in backward (their calls counted: twice a forward's per step).
 
 Writes compat/zoo_results.json (one row per model) and compat/zoo_results.md (the table).
 """
@@ -107,9 +108,14 @@ def check(rec):
     try:
         again = zoo_case.run_recomputed(model, size, scales)
         row["recompute_blocks"] = again["blocks"]
-        row["recompute_exact"] = again["losses"] == clean["losses"] and again["blocks"] > 0
+        # each training step runs every block once forward and once more in backward (2 steps)
+        row["recompute_ran"] = again["train_calls"] == 2 * 2 * again["calls_per_forward"] > 0
+        row["recompute_exact"] = again["losses"] == clean["losses"] and row["recompute_ran"]
         if again["blocks"] == 0:
             row["error"] = "no repeated blocks found to recompute"
+        elif not row["recompute_ran"]:
+            row["error"] = (f"recompute: {again['train_calls']} block calls in 2 steps, "
+                            f"{again['calls_per_forward']} per forward")
         elif not row["recompute_exact"]:
             row["error"] = f"recompute losses {again['losses']} != {clean['losses']}"
     except Exception:  # noqa: BLE001

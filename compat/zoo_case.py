@@ -155,12 +155,19 @@ def repeated_blocks(net):
 
 
 def run_recomputed(model, size, scales):
-    """``run`` with ``.recompute()`` on every repeated block (and their count); marks ``model``."""
+    """``run`` with ``.recompute()`` on every repeated block; marks ``model``. Also counts the
+    blocks' calls: in one eval forward, and in training (forward plus the recomputation in
+    backward, so twice the forward's count per step when the recomputation ran)."""
     net, fixed = model
     reset(net, fixed, scales)
     blocks = repeated_blocks(net)
+    calls = [0]
     for block in blocks:
         block.recompute()
+        block.register_forward_pre_hook(lambda cell, inputs: calls.__setitem__(0, calls[0] + 1))
     forward(net, size)
+    per_forward = calls[0]
+    calls[0] = 0
     losses, train_logits = train(net, size)
-    return {"losses": losses, "train_logits": train_logits, "blocks": len(blocks)}
+    return {"losses": losses, "train_logits": train_logits, "blocks": len(blocks),
+            "calls_per_forward": per_forward, "train_calls": calls[0]}

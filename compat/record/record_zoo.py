@@ -91,7 +91,8 @@ def record(name):
     for seed in NOISE_SEEDS:
         noisy = zoo_case.run(model, entry["size"], scales, noise_seed=seed)
         fwd_floor = max(fwd_floor, float(np.abs(noisy["forward"] - clean["forward"]).max()))
-        step_floor = [max(f, abs(a - b)) for f, a, b in zip(step_floor, noisy["losses"], clean["losses"], strict=True)]
+        pairs = zip(step_floor, noisy["losses"], clean["losses"], strict=True)
+        step_floor = [max(f, abs(a - b)) for f, a, b in pairs]
         train_floor = max(train_floor, float(np.abs(noisy["train_logits"] - clean["train_logits"]).max()))
     entry["floor"] = {"forward": fwd_floor, "losses": step_floor, "train_logits": train_floor}
     zoo_case.reset(net, fixed, scales)  # after training: the reset must give a fresh build's state back
