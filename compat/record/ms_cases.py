@@ -364,6 +364,7 @@ ZOO = {
     "opt_lr_warmup_schedule": _optimizer_case("nn.Momentum(params, nn.WarmUpLR(0.1, 2), 0.9)"),
     "promote_eq": "result = Tensor(np.array([1, 2, 3])).argmax(0) == Tensor(np.array(2, np.int32))",
     "promote_cmp": "a = Tensor(np.array([1, 2, 3], np.int64))\nb = Tensor(np.array([1, 5, 0], np.int32))\nf = Tensor(np.array([0.5, 2.0, 9.0], np.float32))\nresult = (a == b, a < b, a + b, b * f, b >= f, a - f, Tensor([True, False, True]) + b)",
+    "ops_layernorm": "result = (ops.LayerNorm(1, 1)(Tensor(B), Tensor(C[:3, :4].copy()), Tensor(C[1:4, :4].copy())), ops.LayerNorm(-1, -1, 1e-5)(Tensor(B), Tensor(C[0, :4].copy()), Tensor(C[1, :4].copy())))",
     "ops_sort": "result = ops.Sort(axis=1, descending=True)(Tensor(A))",
     "ops_unstack": "result = (ops.Unstack(axis=1)(Tensor(A)), ops.unstack(Tensor(B), 2))",
     "ops_gather_elements": "result = ops.gather_elements(Tensor(A), 1, Tensor(np.array([[0, 2], [1, 1]], np.int32)))",

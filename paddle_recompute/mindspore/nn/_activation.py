@@ -10,6 +10,7 @@ import paddle.nn.functional as F
 
 from .._cell import Cell
 from .._dtype import float32
+from ..ops._more_primitives import LayerNorm as LayerNormOp
 from ._params import make_parameter
 
 __all__ = ["GELU", "SiLU", "Sigmoid", "Tanh", "ReLU6", "HSigmoid", "HSwish", "Softmax", "LogSoftmax",
@@ -111,6 +112,7 @@ class LayerNorm(Cell):
         self.normalized_shape = list(normalized_shape)
         self.begin_norm_axis, self.begin_params_axis = begin_norm_axis, begin_params_axis
         self.epsilon = epsilon
+        self.layer_norm = LayerNormOp(begin_norm_axis, begin_params_axis, epsilon)  # MindSpore's attribute
         self.gamma = make_parameter(gamma_init, self.normalized_shape, dtype, "layernorm.gamma")
         self.beta = make_parameter(beta_init, self.normalized_shape, dtype, "layernorm.beta")
 

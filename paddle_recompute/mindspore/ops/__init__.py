@@ -15,6 +15,7 @@ from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, Reduce
 from ._more_primitives import (
     Identity,
     L2Normalize,
+    LayerNorm,
     LpNorm,
     OneHot,
     Ones,
@@ -40,7 +41,7 @@ __all__ = [
     "BiasAdd", "Cast", "Concat", "ExpandDims", "Flatten", "Reshape", "Squeeze", "Transpose",
     "Add", "BatchMatMul", "Div", "Exp", "MatMul", "Mul", "Neg", "RealDiv", "ReduceMean", "ReduceSum",
     "Sqrt", "Sub", "Conv2D", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
-    "ReduceOp", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr", "Identity", "L2Normalize", "LpNorm",
+    "ReduceOp", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr", "Identity", "L2Normalize", "LayerNorm", "LpNorm",
     "OneHot",
     "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",
     "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike",

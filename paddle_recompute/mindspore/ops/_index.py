@@ -55,7 +55,11 @@ def sort(
 
 
 def unstack(input_x: paddle.Tensor, axis: int = 0) -> tuple[paddle.Tensor, ...]:
-    return tuple(paddle.unstack(input_x, axis=axis))
+    # slices, not paddle.unstack: Paddle 3.3's unstack_grad crashes (SIGSEGV) when only some of
+    # the outputs receive a gradient, as in ``ops.unstack(x)[0]``
+    axis = axis % input_x.ndim
+    return tuple(paddle.squeeze(paddle.slice(input_x, [axis], [i], [i + 1]), axis)
+                 for i in range(input_x.shape[axis]))
 
 
 def tensor_scatter_elements(

@@ -1,6 +1,7 @@
 """Operator classes over the functional forms: ``Sort``, ``Unstack``, ``OneHot``, ``Zeros``,
 ``Ones``, ``ZerosLike``, ``OnesLike``, ``Tile``, ``Shape``, ``Identity``, ``Square``, ``Sign``,
-``Reciprocal``, ``Pad``, ``L2Normalize``, ``LpNorm``, ``ResizeBilinearV2``, ``ResizeNearestNeighbor``."""
+``Reciprocal``, ``Pad``, ``L2Normalize``, ``LpNorm``, ``ResizeBilinearV2``, ``ResizeNearestNeighbor``,
+``LayerNorm``."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ._functional_array import tile
 
 __all__ = ["Sort", "Unstack", "OneHot", "Zeros", "Ones", "ZerosLike", "OnesLike", "Tile", "Shape", "Identity",
            "Square", "Sign", "Reciprocal", "Pad", "L2Normalize", "LpNorm", "ResizeBilinearV2",
-           "ResizeNearestNeighbor"]
+           "ResizeNearestNeighbor", "LayerNorm"]
 
 
 class Sort(Primitive):
@@ -163,3 +164,19 @@ class ResizeNearestNeighbor(Primitive):
 
     def compute(self, x: paddle.Tensor) -> paddle.Tensor:
         return nnf.resize_nearest(x, self.size, self.align_corners)
+
+
+class LayerNorm(Primitive):
+    """``LayerNorm(begin_norm_axis=1, begin_params_axis=1, epsilon=1e-7)(x, gamma, beta)`` ->
+    ``(y, mean, variance)``: normalised over the axes from ``begin_norm_axis`` on (biased
+    variance); ``mean`` and ``variance`` keep those axes as size 1."""
+
+    def setup(self, begin_norm_axis: int = 1, begin_params_axis: int = 1, epsilon: float = 1e-7) -> None:
+        self.begin_norm_axis, self.begin_params_axis, self.epsilon = begin_norm_axis, begin_params_axis, epsilon
+
+    def compute(self, x: paddle.Tensor, gamma: paddle.Tensor, beta: paddle.Tensor) -> tuple:
+        axes = list(range(self.begin_norm_axis % x.ndim, x.ndim))
+        mean = paddle.mean(x, axis=axes, keepdim=True)
+        variance = paddle.mean(paddle.square(x - mean), axis=axes, keepdim=True)
+        y = (x - mean) / paddle.sqrt(variance + self.epsilon) * gamma + beta
+        return y, mean, variance
