@@ -35,6 +35,11 @@ def size(x: paddle.Tensor) -> int:
     return int(np.prod(paddle_member(paddle.Tensor, "shape").__get__(x), dtype=np.int64))
 
 
+def data(x: paddle.Tensor) -> paddle.Tensor:
+    """``Tensor.data`` / ``Parameter.data``: the object itself (MindSpore returns ``self``)."""
+    return x
+
+
 def softmax(x: paddle.Tensor, axis: int = -1, **kwargs: Any) -> paddle.Tensor:
     """``softmax(axis=-1)`` (also ``dim=``)."""
     return paddle.nn.functional.softmax(x, axis=kwargs.pop("dim", axis))

@@ -50,7 +50,7 @@ DISPATCHED: dict[str, Callable] = {
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
     "where": data.where, "unbind": layout.unbind,
 }
-DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size}
+DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size, "data": data.data}
 PARAMETER_DISPATCHED: dict[str, Callable] = {
     "__str__": data.param_repr, "__repr__": data.param_repr, "clone": data.param_clone,
 }

@@ -25,7 +25,7 @@ tril triu true_divide trunc  unsqueeze zero_
 GUARDED = frozenset("""
 acos_ addmm addmm_ allclose amax amin angle argsort argwhere baddbmm bernoulli_ bincount bitwise_and
 bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor cholesky cholesky_inverse
-cholesky_solve conj copysign count_nonzero cov cross cummax cummin cumprod data data_ptr deg2rad
+cholesky_solve conj copysign count_nonzero cov cross cummax cummin cumprod data_ptr deg2rad
 device diag diagflat diagonal diagonal_scatter diff digamma dot dsplit eigvals equal erfinv erfinv_
 expand exponential_ fill_diagonal_ floor_divide floor_divide_ fmax fmin frac gather gather_nd gcd
 heaviside hsplit hypot i0 imag index_add index_add_ index_fill index_fill_ index_put index_put_

@@ -43,6 +43,7 @@ class Conv2d(Cell):
         self.dilation = int_tuple("Conv2d", "dilation", dilation, 2)
         self.padding = conv_padding("Conv2d", pad_mode, padding)
         self.pad_mode, self.group = pad_mode, group
+        self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
         shape = [out_channels, in_channels // group, *self.kernel_size]
         w_init = default_weight_init() if weight_init is None else weight_init
         self.weight = make_parameter(w_init, shape, dtype, "conv2d.weight")
@@ -87,6 +88,7 @@ class Conv3d(Cell):
                              f"but got {padding!r}.")
         self.padding = {"same": "SAME", "valid": "VALID"}.get(mode, list(pads))
         self.pad_mode, self.group = pad_mode, group
+        self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
         shape = [out_channels, in_channels // group, *self.kernel_size]
         w_init = default_weight_init() if weight_init is None else weight_init
         self.weight = make_parameter(w_init, shape, dtype, "conv3d.weight")
@@ -127,6 +129,8 @@ class Conv1d(Cell):
                              f"but got {padding!r}.")
         self.padding = {"same": "SAME", "valid": "VALID"}.get(mode, padding)
         self.stride, self.dilation, self.group = stride, dilation, group
+        self.in_channels, self.out_channels, self.kernel_size, self.has_bias = (in_channels, out_channels,
+                                                                                kernel_size, has_bias)
         w_init = default_weight_init() if weight_init is None else weight_init
         self.weight = make_parameter(w_init, [out_channels, in_channels // group, kernel_size], dtype,
                                      "conv1d.weight")

@@ -68,6 +68,7 @@ class _ConvTranspose(Cell):
             )
         self.padding = {"same": "SAME", "valid": 0}.get(mode, list(pads))
         self.group = group
+        self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
         w_init = default_weight_init() if weight_init is None else weight_init
         self.weight = make_parameter(
             w_init,
