@@ -365,6 +365,8 @@ ZOO = {
     "promote_eq": "result = Tensor(np.array([1, 2, 3])).argmax(0) == Tensor(np.array(2, np.int32))",
     "promote_cmp": "a = Tensor(np.array([1, 2, 3], np.int64))\nb = Tensor(np.array([1, 5, 0], np.int32))\nf = Tensor(np.array([0.5, 2.0, 9.0], np.float32))\nresult = (a == b, a < b, a + b, b * f, b >= f, a - f, Tensor([True, False, True]) + b)",
     "ops_layernorm": "result = (ops.LayerNorm(1, 1)(Tensor(B), Tensor(C[:3, :4].copy()), Tensor(C[1:4, :4].copy())), ops.LayerNorm(-1, -1, 1e-5)(Tensor(B), Tensor(C[0, :4].copy()), Tensor(C[1, :4].copy())))",
+    "ops_conv2d_transpose": "w = Tensor(np.abs(W3[:, :1, :, None] * W3[:, :1, None, :]).reshape(4, 1, 3, 3))\nd = Tensor(I[:, :2, :4, :4].reshape(2, 8, 2, 2).transpose(0, 1, 2, 3).copy().reshape(2, 8, 2, 2)[:, :4])\nresult = ops.Conv2DTranspose(4, 3, pad_mode='pad', pad=(1, 1, 1, 1), stride=2, group=2)(d, w, (2, 2, 4, 4))",
+    "ops_conv2d_transpose_types": "w = Tensor(np.ones((4, 1, 3, 3), np.float16))\nresult = ops.Conv2DTranspose(4, 3, pad_mode='pad', pad=(1, 1, 1, 1), stride=2, group=2)(Tensor(I[:, :, :2, :2].copy().reshape(2, 3, 2, 2)[:, :2].repeat(2, 1)), w, (2, 2, 4, 4))",
     "ops_sort": "result = ops.Sort(axis=1, descending=True)(Tensor(A))",
     "ops_unstack": "result = (ops.Unstack(axis=1)(Tensor(A)), ops.unstack(Tensor(B), 2))",
     "ops_gather_elements": "result = ops.gather_elements(Tensor(A), 1, Tensor(np.array([[0, 2], [1, 1]], np.int32)))",

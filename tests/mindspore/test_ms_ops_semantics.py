@@ -249,6 +249,8 @@ CASES = {
     "LpNorm": (ops.LpNorm, ([1, 2],), lambda: (_t(X),)),
     "ResizeBilinearV2": (ops.ResizeBilinearV2, (), lambda: (_t(IMG), (5, 7))),
     "ResizeNearestNeighbor": (ops.ResizeNearestNeighbor, ((5, 7),), lambda: (_t(IMG),)),
+    "Conv2DTranspose": (ops.Conv2DTranspose, (4, 2), lambda: (_t(IMG[:, :, :4, :4].copy()), _t(W[:3]),
+                                                               (2, 4, 5, 5))),
     "LayerNorm": (ops.LayerNorm, (1, 1), lambda: (_t(X), _t(np.ones(X.shape[1:], np.float32)),
                                                 _t(np.zeros(X.shape[1:], np.float32)))),
 }

@@ -25,6 +25,7 @@ from ._learning_rate import (
 from ._loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
 from ._norm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, SyncBatchNorm
 from ._padding import ConstantPad2d, Pad, ZeroPad2d
+from ._unfold import Unfold
 from ._wrap import TrainOneStepCell, WithLossCell
 from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 
@@ -42,7 +43,7 @@ __all__ = [
     "SGD", "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "TrainOneStepCell", "cell",
     "TrainOneStepWithLossScaleCell", "LearningRateSchedule", "CosineDecayLR", "WarmUpLR", "cosine_decay_lr",
     "exponential_decay_lr", "inverse_decay_lr", "natural_exp_decay_lr", "piecewise_constant_lr",
-    "polynomial_decay_lr", "warmup_lr",
+    "polynomial_decay_lr", "warmup_lr", "Unfold",
 ]
 
 

@@ -33,14 +33,14 @@ from ._more_primitives import (
     Zeros,
     ZerosLike,
 )
-from ._nn import Conv2D, Dropout, ReLU, Sigmoid, Softmax, Tanh
+from ._nn import Conv2D, Conv2DTranspose, Dropout, ReLU, Sigmoid, Softmax, Tanh
 from .functional import *  # noqa: F403  (every functional form, listed in functional.__all__)
 
 __all__ = [
     "Primitive", "GradOperation", "grad", "value_and_grad", "functional", "operations",
     "BiasAdd", "Cast", "Concat", "ExpandDims", "Flatten", "Reshape", "Squeeze", "Transpose",
     "Add", "BatchMatMul", "Div", "Exp", "MatMul", "Mul", "Neg", "RealDiv", "ReduceMean", "ReduceSum",
-    "Sqrt", "Sub", "Conv2D", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
+    "Sqrt", "Sub", "Conv2D", "Conv2DTranspose", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
     "ReduceOp", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr", "Identity", "L2Normalize", "LayerNorm", "LpNorm",
     "OneHot",
     "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",
