@@ -24,7 +24,9 @@ class Unfold(Cell):
     out_h, out_w)``, the depth ordered row, column, channel (channel fastest), as MindSpore's
     ``ExtractImagePatches``; ``padding='same'`` pads like TensorFlow (the odd one at the end)."""
 
-    def __init__(self, ksizes: Sequence[int], strides: Sequence[int], rates: Sequence[int], padding: str = "valid"):
+    def __init__(
+        self, ksizes: Sequence[int], strides: Sequence[int], rates: Sequence[int], padding: str = "valid"
+    ):
         super().__init__()
         self.ksizes, self.strides = _pair("ksizes", ksizes), _pair("strides", strides)
         self.rates = _pair("rates", rates)

@@ -172,7 +172,8 @@ class LayerNorm(Primitive):
     variance); ``mean`` and ``variance`` keep those axes as size 1."""
 
     def setup(self, begin_norm_axis: int = 1, begin_params_axis: int = 1, epsilon: float = 1e-7) -> None:
-        self.begin_norm_axis, self.begin_params_axis, self.epsilon = begin_norm_axis, begin_params_axis, epsilon
+        self.begin_norm_axis, self.begin_params_axis = begin_norm_axis, begin_params_axis
+        self.epsilon = epsilon
 
     def compute(self, x: paddle.Tensor, gamma: paddle.Tensor, beta: paddle.Tensor) -> tuple:
         axes = list(range(self.begin_norm_axis % x.ndim, x.ndim))

@@ -13,7 +13,8 @@ from .._validate import not_provided
 from ._dropout import dropout_with_mask
 from ._operands import int_tuple
 
-__all__ = ["ReLU", "Sigmoid", "Tanh", "Softmax", "Dropout", "Conv2D", "Conv2DTranspose", "conv_padding", "relu"]
+__all__ = ["ReLU", "Sigmoid", "Tanh", "Softmax", "Dropout", "Conv2D", "Conv2DTranspose", "conv_padding",
+           "relu"]
 
 
 def relu(x: paddle.Tensor) -> paddle.Tensor:
