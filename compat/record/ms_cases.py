@@ -351,6 +351,7 @@ ZOO = {
     "constantpad2d": "result = nn.ConstantPad2d((1, 0, 2, 1), 0.5)(Tensor(I))",
     "adaptive_avgpool": "result = (nn.AdaptiveAvgPool2d(3)(Tensor(I)), nn.AdaptiveAvgPool2d((1, None))(Tensor(I)))",
     "dense_repr": "result = repr(nn.Dense(784, 512))",
+    "cell_repr": "class Net(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.dense = nn.Dense(784, 512)\n        self.seq = nn.SequentialCell([nn.ReLU(), nn.Dropout(p=0.1), nn.SequentialCell([nn.Identity()])])\n    def construct(self, x):\n        return x\nresult = (repr(Net()), str(nn.ReLU()))",
     "lr_cosine": "result = nn.cosine_decay_lr(0.01, 0.1, 12, 2, 4)",
     "lr_warmup": "result = nn.warmup_lr(0.1, 10, 2, 3)",
     "lr_piecewise": "result = nn.piecewise_constant_lr([2, 5, 6], [0.1, 0.05, 0.01])",

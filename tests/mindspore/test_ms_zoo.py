@@ -73,3 +73,26 @@ def test_mindcv_imports_whole_under_the_alias():
         assert mindcv.create_loss is not None and mindcv.create_optimizer is not None
     finally:
         ms.uninstall_import_alias()
+
+
+def test_jit_and_graph_mode_run_eagerly():
+    calls = []
+
+    @ms.jit
+    def double(x):
+        calls.append(1)
+        return x * 2
+
+    @ms.jit(jit_level="O1")
+    def triple(x):
+        calls.append(1)
+        return x * 3
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        x = ms.Tensor([1.0, 2.0])
+        assert double(x).tolist() == [2.0, 4.0] and triple(x).tolist() == [3.0, 6.0]
+        assert ms.jit(double) is double and len(calls) == 2  # the Python body ran, each call
+        assert ms.get_context("mode") == ms.GRAPH_MODE
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
