@@ -30,6 +30,7 @@ OUT = HERE.parents[1] / "tests" / "mindspore" / "recorded" / "zoo"
 SIZES = (64,)  # tried first; then the model's own input size
 NOISE_SEEDS = (1, 2)
 LIMIT_S = 900
+PROTOCOL = 2  # 2: dropout and stochastic depth off (zoo_case.no_dropout)
 
 
 def family(name):
@@ -76,7 +77,7 @@ def pick_size(name, model, scales):
 
 
 def record(name):
-    entry = {"model": name, "family": family(name), "mindspore": ms.__version__}
+    entry = {"model": name, "family": family(name), "mindspore": ms.__version__, "protocol": PROTOCOL}
     model = zoo_case.prepare(name)
     net, fixed = model
     entry["params"] = zoo_case.param_table(net)
@@ -107,11 +108,12 @@ def _alarm(signum, frame):
 def main(argv):
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     OUT.mkdir(parents=True, exist_ok=True)
-    names = [a for a in argv if not a.startswith("--")] or registry.list_models()
+    given = [a for a in argv if not a.startswith("--")]
+    names = ordered(registry.list_models())
     if "--first-per-family" in argv:
-        names = list(dict.fromkeys(ordered(names)[: len({family(n) for n in names})]))
+        names = names[: len({family(n) for n in names})]
     signal.signal(signal.SIGALRM, _alarm)
-    for name in ordered(names):
+    for name in given or names:  # names given: in their order
         path = OUT / f"{name}.json"
         if path.exists():
             continue
