@@ -97,6 +97,8 @@ def check(rec):
         net = model[0]
         row["builds"] = True
         problem = compare_params(rec, net)
+        if rec.get("protocol", 1) < 2 and net.random_cells:
+            problem = "recorded with dropout on (protocol 1): re-record it"
         row["params"] = problem is None
         if problem:
             row["error"] = problem

@@ -38,20 +38,24 @@ NOISE = 1e-6
 def build(name):
     ms.set_seed(0)
     net = mindcv.create_model(name, num_classes=10)
-    no_dropout(net)
+    net.random_cells = no_dropout(net)
     return net
 
 
 def no_dropout(net):
     """Switch off dropout and stochastic depth: their masks come from each framework's own
     generator, so no two frameworks draw the same (``nn.Dropout`` and mindcv's ``DropPath``
-    read these attributes on every call, in both)."""
+    read these attributes on every call, in both). Returns how many were on."""
+    switched = 0
     for _, cell in net.cells_and_names():
         if isinstance(cell, ms.nn.Dropout):
+            switched += bool(cell.p)
             cell.p = 0.0
             cell.keep_prob = 1.0
         elif type(cell).__name__ == "DropPath":
+            switched += cell.keep_prob != 1.0
             cell.keep_prob = 1.0
+    return switched
 
 
 def param_table(net):
