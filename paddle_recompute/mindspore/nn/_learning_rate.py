@@ -73,34 +73,15 @@ def _decay(
     return out
 
 
-def exponential_decay_lr(
-    learning_rate: float,
-    decay_rate: float,
-    total_step: int,
-    step_per_epoch: int,
-    decay_epoch: int,
-    is_stair: bool = False,
-) -> list[float]:
+def exponential_decay_lr(learning_rate: float, decay_rate: float, total_step: int, step_per_epoch: int,
+                         decay_epoch: int, is_stair: bool = False) -> list[float]:
     """``learning_rate * decay_rate ** (epoch / decay_epoch)``."""
-    return _decay(
-        learning_rate,
-        decay_rate,
-        total_step,
-        step_per_epoch,
-        decay_epoch,
-        is_stair,
-        lambda lr, rate, p: lr * rate**p,
-    )
+    return _decay(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair,
+                  lambda lr, rate, p: lr * rate**p)
 
 
-def natural_exp_decay_lr(
-    learning_rate: float,
-    decay_rate: float,
-    total_step: int,
-    step_per_epoch: int,
-    decay_epoch: int,
-    is_stair: bool = False,
-) -> list[float]:
+def natural_exp_decay_lr(learning_rate: float, decay_rate: float, total_step: int, step_per_epoch: int,
+                         decay_epoch: int, is_stair: bool = False) -> list[float]:
     """``learning_rate * e ** (-decay_rate * epoch)``: unlike its siblings, MindSpore does not divide
     the epoch by ``decay_epoch`` here (with ``is_stair`` it rounds it down to a multiple of it)."""
     _positive_int("decay_epoch", decay_epoch)
@@ -111,24 +92,11 @@ def natural_exp_decay_lr(
     ]
 
 
-def inverse_decay_lr(
-    learning_rate: float,
-    decay_rate: float,
-    total_step: int,
-    step_per_epoch: int,
-    decay_epoch: int,
-    is_stair: bool = False,
-) -> list[float]:
+def inverse_decay_lr(learning_rate: float, decay_rate: float, total_step: int, step_per_epoch: int,
+                     decay_epoch: int, is_stair: bool = False) -> list[float]:
     """``learning_rate / (1 + decay_rate * epoch / decay_epoch)``."""
-    return _decay(
-        learning_rate,
-        decay_rate,
-        total_step,
-        step_per_epoch,
-        decay_epoch,
-        is_stair,
-        lambda lr, rate, p: lr / (1 + rate * p),
-    )
+    return _decay(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair,
+                  lambda lr, rate, p: lr / (1 + rate * p))
 
 
 def cosine_decay_lr(
