@@ -35,6 +35,17 @@ def size(x: paddle.Tensor) -> int:
     return int(np.prod(paddle_member(paddle.Tensor, "shape").__get__(x), dtype=np.int64))
 
 
+def setitem(x: paddle.Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``; on a parameter (a leaf that requires grad) it writes the data, as
+    MindSpore does (``param.data[i] = v`` in weight initialisation), which Paddle refuses while
+    recording gradients."""
+    setter = paddle_member(paddle.Tensor, "__setitem__")
+    if x.is_leaf and not x.stop_gradient:
+        with paddle.no_grad():
+            return setter(x, key, value)
+    return setter(x, key, value)
+
+
 def data(x: paddle.Tensor) -> paddle.Tensor:
     """``Tensor.data`` / ``Parameter.data``: the object itself (MindSpore returns ``self``)."""
     return x

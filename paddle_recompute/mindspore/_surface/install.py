@@ -48,7 +48,7 @@ DISPATCHED: dict[str, Callable] = {
     "mean": reduce.mean, "sum": reduce.sum, "max": reduce.max, "min": reduce.min, "std": reduce.std,
     "var": reduce.var, "__str__": data.tensor_str, "__repr__": data.tensor_repr,
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
-    "where": data.where, "unbind": layout.unbind,
+    "where": data.where, "unbind": layout.unbind, "__setitem__": data.setitem,
 }
 DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size, "data": data.data}
 PARAMETER_DISPATCHED: dict[str, Callable] = {
