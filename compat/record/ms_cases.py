@@ -351,7 +351,7 @@ ZOO = {
     "constantpad2d": "result = nn.ConstantPad2d((1, 0, 2, 1), 0.5)(Tensor(I))",
     "adaptive_avgpool": "result = (nn.AdaptiveAvgPool2d(3)(Tensor(I)), nn.AdaptiveAvgPool2d((1, None))(Tensor(I)))",
     "celllist_append_names": "class Block(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.CellList([nn.Dense(2, 2), nn.Dense(2, 2)])\n    def construct(self, x):\n        return x\nclass Net(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.layers = nn.CellList()\n        for _ in range(3):\n            self.layers.append(Block())\n        self.seq = nn.SequentialCell()\n        self.seq.append(nn.Dense(2, 2))\n        self.seq.append(nn.Dense(2, 2))\n    def construct(self, x):\n        return x\nresult = [p.name for p in Net().get_parameters()]",
-    "param_setitem": "d = nn.Dense(3, 2, weight_init=Tensor(C[:2, :3].copy()))\nw = d.weight.data\nw[0, 1] = -1.0\nw[1] = 2.0\nresult = (d.weight, d(Tensor(A)))",
+    "param_setitem": "d = nn.Dense(3, 2, weight_init=Tensor(C[:2, :3].copy()), has_bias=False)\nw = d.weight.data\nw[0, 1] = -1.0\nw[1] = 2.0\nresult = (d.weight, d(Tensor(A)))",
     "dense_repr": "result = repr(nn.Dense(784, 512))",
     "cell_repr": "class Net(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.dense = nn.Dense(784, 512)\n        self.seq = nn.SequentialCell([nn.ReLU(), nn.Dropout(p=0.1), nn.SequentialCell([nn.Identity()])])\n    def construct(self, x):\n        return x\nresult = (repr(Net()), str(nn.ReLU()))",
     "lr_cosine": "result = nn.cosine_decay_lr(0.01, 0.1, 12, 2, 4)",
