@@ -65,7 +65,8 @@ def compare_params(rec, net):
     return "parameter order differs"
 
 
-def check(rec):
+def check(rec, train=True):
+    """The row of ``rec``'s model; ``train=False`` stops after the forward (a quicker check)."""
     row = {
         "model": rec["model"],
         "family": rec["family"],
@@ -102,6 +103,13 @@ def check(rec):
         row["params"] = problem is None
         if problem:
             row["error"] = problem
+            return row
+        if not train:
+            zoo_case.reset(*model, scales)
+            logits = zoo_case.forward(net, size)
+            row["forward_diff"] = float(np.abs(logits - np.array(rec["forward"])).max())
+            row["forward_floor"] = rec["floor"]["forward"]
+            row["forward_ok"] = row["forward_diff"] <= FLOOR_FACTOR * row["forward_floor"]
             return row
         clean = zoo_case.run(model, size, scales)
     except Exception:  # noqa: BLE001 - the row records the first error

@@ -15,10 +15,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import paddle
+from paddle.base.framework import EagerParamBase
 
 from . import _cell_names as _names
 from . import _recipes
 from ._region import RecomputeConfig, run_region
+from ._surface.data import set_data
 from ._validate import bind, check_bool, check_bool_param
 
 __all__ = ["RecomputeMixin", "Cell", "parse_recompute_options", "recompute_signature"]
@@ -122,6 +124,11 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         self._ms_auto_prefix = auto_prefix
 
     def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        if (params is not None and params.get(name) is not None and isinstance(value, paddle.Tensor)
+                and not isinstance(value, EagerParamBase)):
+            set_data(params[name], value)  # MindSpore: a Tensor assigned over a Parameter sets its data
+            return
         super().__setattr__(name, value)
         _names.adopt(self, name, value)
 

@@ -1,11 +1,12 @@
 """The mindcv 0.3.0 zoo against real MindSpore 2.10: one model per family, the smallest recorded.
 
-Each runs the full check of compat/zoo.py (the script that covers the whole zoo): it builds
+Each runs the check of compat/zoo.py (the script that covers the whole zoo): it builds
 here with MindSpore's parameter names, shapes and trainability; its eval forward and its
 logits after one training step (mindcv's own create_loss / create_optimizer /
 create_scheduler) are within the noise floor recorded from MindSpore itself
 (tests/mindspore/recorded/zoo/, compat/zoo.py's FLOOR_FACTOR says why the factor 2); and
-``.recompute()`` on its repeated blocks gives bit-identical losses.
+``.recompute()`` on its repeated blocks gives bit-identical losses. Families whose models
+need 160 pixels or more stop after the forward here (``SMALL``); compat/zoo.py checks them whole.
 """
 
 from __future__ import annotations
@@ -55,11 +56,17 @@ def zoo():
         ms.uninstall_import_alias()
 
 
+SMALL = 64  # families whose smallest model runs at 64 pixels get the full check; the others
+# (fixed 160-256 pixel inputs: transformers) stop after the forward, to keep CI short
+
+
 @pytest.mark.parametrize("rec", _family_representatives(), ids=lambda rec: rec["model"])
 def test_family_representative_matches_mindspore(zoo, rec):
-    row = zoo.check(rec)
+    row = zoo.check(rec, train=rec["size"] <= SMALL)
     assert row["builds"] and row["params"], row["error"]
     assert row["forward_ok"], row["error"]
+    if rec["size"] > SMALL:
+        return
     assert row["step_ok"], row["error"]
     assert row["recompute_blocks"] > 0 and row["recompute_ran"] and row["recompute_exact"], row["error"]
 
