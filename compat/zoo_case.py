@@ -162,7 +162,8 @@ def repeated_blocks(net):
     for _, cell in net.cells_and_names():
         if id(cell) in inside:
             continue
-        children = [c for c in cell.cells() if c.trainable_params()]
+        children = [c for c in cell.cells() if c.trainable_params()
+                    and not isinstance(c, ms.nn.CellList | ms.nn.CellDict)]  # lists are never called
         kinds = {}
         for child in children:
             kinds.setdefault(type(child), []).append(child)
