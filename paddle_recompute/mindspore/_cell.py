@@ -20,7 +20,8 @@ from paddle.base.framework import EagerParamBase
 from . import _cell_names as _names
 from . import _recipes
 from ._region import RecomputeConfig, run_region
-from ._surface.data import set_data
+from ._surface.data import param_name, set_data
+from ._tensor import ParameterTuple
 from ._validate import bind, check_bool, check_bool_param
 
 __all__ = ["RecomputeMixin", "Cell", "parse_recompute_options", "recompute_signature"]
@@ -129,8 +130,19 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
                 and not isinstance(value, EagerParamBase)):
             set_data(params[name], value)  # MindSpore: a Tensor assigned over a Parameter sets its data
             return
+        if isinstance(value, ParameterTuple) and params is not None:
+            self._register_tuple(name, value)
         super().__setattr__(name, value)
         _names.adopt(self, name, value)
+
+    def _register_tuple(self, name: str, params: ParameterTuple) -> None:
+        """MindSpore registers the parameters of a ParameterTuple attribute under their own names
+        (``pos_embed.0``); Paddle's names cannot hold a dot, so they go in as ``name__i``."""
+        paths = self.__dict__.setdefault("_ms_param_paths", {})
+        for i, param in enumerate(params):
+            key = f"{name}__{i}"
+            self.add_parameter(key, param)
+            paths[key] = param_name(param)
 
     def add_sublayer(self, name: str, sublayer: paddle.nn.Layer) -> paddle.nn.Layer:
         out = super().add_sublayer(name, sublayer)

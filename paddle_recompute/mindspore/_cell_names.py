@@ -32,7 +32,8 @@ def adopt(owner: paddle.nn.Layer, attribute: str, value: Any) -> None:
 
 
 def _own(layer: paddle.nn.Layer) -> list[tuple[str, paddle.Tensor]]:
-    items = [(n, p) for n, p in layer._parameters.items() if p is not None]
+    paths = layer.__dict__.get("_ms_param_paths", {})  # ParameterTuple members (Cell._register_tuple)
+    items = [(paths.get(n, n), p) for n, p in layer._parameters.items() if p is not None]
     items += [(n, layer._buffers[n]) for n in getattr(layer, "_ms_buffer_params", ()) if n in layer._buffers]
     order = getattr(layer, "_ms_parameter_order", None)
     if order:
