@@ -55,6 +55,8 @@ def test_indexing_is_getitem_and_methods_are_restored():
 
 
 def test_methods_restored_after_an_error():
+    before = tensor_methods.current()  # Paddle's, or the MindSpore layer's promoting operators
+
     def boom(t):
         _ = t @ t
         raise KeyError("inside")
@@ -62,7 +64,7 @@ def test_methods_restored_after_an_error():
     with pytest.raises(KeyError, match="inside"):
         pr.recompute(boom, requires_grad(paddle.rand([2, 2])), use_reentrant=False,
                      policy=policies.save_matmuls)
-    assert all(vars(paddle.Tensor)[n] is fn for n, fn in tensor_methods.ORIGINALS.items())
+    assert all(vars(paddle.Tensor)[n] is fn for n, fn in before.items())
 
 
 def _attention(q, k, v):

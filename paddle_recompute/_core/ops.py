@@ -76,8 +76,8 @@ def _observer():
 
 
 _WRAPPED = {name: _wrap(name, fn) for name, fn in ORIGINALS.items()}
-_WRAPPED_METHODS = tensor_methods.wrapped(_observer)
 _DEPTH = [0]
+_OUTSIDE: dict = {}  # the Tensor operators in place when the first region entered, put back at the end
 _LOCK = threading.Lock()
 
 
@@ -104,14 +104,18 @@ class installed:
     def __enter__(self) -> None:
         with _LOCK:
             if _DEPTH[0] == 0:
-                _swap(_WRAPPED, _WRAPPED_METHODS)
+                # wrap what is installed now (a layer above may have replaced Paddle's methods,
+                # e.g. the MindSpore layer's type promotion), and put exactly that back on exit
+                _OUTSIDE.clear()
+                _OUTSIDE.update(tensor_methods.current())
+                _swap(_WRAPPED, tensor_methods.wrapped(_observer, _OUTSIDE))
             _DEPTH[0] += 1
 
     def __exit__(self, *exc: object) -> None:
         with _LOCK:
             _DEPTH[0] -= 1
             if _DEPTH[0] == 0:
-                _swap(ORIGINALS, tensor_methods.ORIGINALS)
+                _swap(ORIGINALS, _OUTSIDE)
 
 
 class unobserved:

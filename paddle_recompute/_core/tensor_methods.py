@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import paddle
 
-__all__ = ["ORIGINALS", "wrapped"]
+__all__ = ["ORIGINALS", "wrapped", "current"]
 
 _TENSOR = paddle.Tensor
 
@@ -65,7 +65,12 @@ def _wrap(method: str, fn, observer):
     return call
 
 
-def wrapped(observer) -> dict:
-    """Wrappers for :data:`ORIGINALS` that hand each call to ``observer()`` (the observing
-    frame's ``observe_op``, or None to call the method directly)."""
-    return {name: _wrap(name, fn, observer) for name, fn in ORIGINALS.items()}
+def current() -> dict:
+    """The operators ``paddle.Tensor`` holds now, for the names of :data:`ORIGINALS`."""
+    return {name: vars(_TENSOR).get(name, fn) for name, fn in ORIGINALS.items()}
+
+
+def wrapped(observer, methods: dict | None = None) -> dict:
+    """Wrappers for ``methods`` (default :data:`ORIGINALS`) that hand each call to ``observer()``
+    (the observing frame's ``observe_op``, or None to call the method directly)."""
+    return {name: _wrap(name, fn, observer) for name, fn in (methods or ORIGINALS).items()}

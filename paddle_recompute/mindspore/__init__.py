@@ -5,12 +5,13 @@ Use as ``import paddle_recompute.mindspore as mindspore`` (or run an unmodified 
 every semantic difference.
 """
 
-from . import common, context, dataset, nn, ops, train
+from . import boost, common, context, dataset, nn, numpy, ops, train
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
 from ._api import recompute
 from ._cell import RecomputeMixin
 from ._dtype import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
 from ._grad import grad, value_and_grad
+from ._jit import jit
 from ._layer_optin import (
     disable_layer_recompute,
     enable_layer_recompute,
@@ -19,10 +20,11 @@ from ._layer_optin import (
     uninstall_layer_recompute,
 )
 from ._seed import get_seed, set_seed
+from ._surface.install import install_tensor_methods, tensor_methods_installed, uninstall_tensor_methods
 from ._tensor import Parameter, ParameterTuple, Tensor
-from ._tensor_install import install_tensor_methods, tensor_methods_installed, uninstall_tensor_methods
 from ._validate import MissingAPIError
 from ._validate import missing as _missing
+from ._validate import unprovided as _unprovided
 from .common import dtype
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from .train import (
@@ -57,7 +59,10 @@ __all__ = [
     "load_checkpoint", "load_param_into_net", "Model", "Callback", "RunContext", "LossMonitor", "TimeMonitor",
     "ModelCheckpoint", "CheckpointConfig", "Metric", "Accuracy", "Loss", "Precision", "Recall",
     "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
+    "boost", "numpy", "jit", "RowTensor",
 ]
+
+RowTensor = _unprovided("mindspore", "RowTensor")  # imported by model-zoo code at load time
 
 install_tensor_methods()  # for MindSpore code only: NOTE [ Caller-scoped Tensor semantics ]
 

@@ -15,10 +15,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import paddle
+from paddle.base.framework import EagerParamBase
 
 from . import _cell_names as _names
 from . import _recipes
 from ._region import RecomputeConfig, run_region
+from ._surface.data import param_name, set_data
+from ._tensor import ParameterTuple
 from ._validate import bind, check_bool, check_bool_param
 
 __all__ = ["RecomputeMixin", "Cell", "parse_recompute_options", "recompute_signature"]
@@ -122,8 +125,24 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         self._ms_auto_prefix = auto_prefix
 
     def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        if (params is not None and params.get(name) is not None and isinstance(value, paddle.Tensor)
+                and not isinstance(value, EagerParamBase)):
+            set_data(params[name], value)  # MindSpore: a Tensor assigned over a Parameter sets its data
+            return
+        if isinstance(value, ParameterTuple) and params is not None:
+            self._register_tuple(name, value)
         super().__setattr__(name, value)
         _names.adopt(self, name, value)
+
+    def _register_tuple(self, name: str, params: ParameterTuple) -> None:
+        """MindSpore registers the parameters of a ParameterTuple attribute under their own names
+        (``pos_embed.0``); Paddle's names cannot hold a dot, so they go in as ``name__i``."""
+        paths = self.__dict__.setdefault("_ms_param_paths", {})
+        for i, param in enumerate(params):
+            key = f"{name}__{i}"
+            self.add_parameter(key, param)
+            paths[key] = param_name(param)
 
     def add_sublayer(self, name: str, sublayer: paddle.nn.Layer) -> paddle.nn.Layer:
         out = super().add_sublayer(name, sublayer)
@@ -162,6 +181,20 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
 
     def cells(self) -> list:
         return list(self.children())
+
+    def extend_repr(self) -> str:
+        """The cell's own settings, shown inside its ``repr`` (override in subclasses)."""
+        return ""
+
+    def __repr__(self) -> str:
+        """MindSpore's form: ``Name(settings)``, or the settings and ``(child): repr`` lines."""
+        extra = self.extend_repr()
+        children = self.named_children()
+        lines = [f"({key}): {value!r}" for key, value in children]
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        body = "\n".join(([extra] if extra else []) + lines)
+        return f"{type(self).__name__}(\n  " + body.replace("\n", "\n  ") + "\n)"
 
     def name_cells(self) -> OrderedDict:
         return OrderedDict(self.named_children())

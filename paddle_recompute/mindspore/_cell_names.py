@@ -16,7 +16,7 @@ from typing import Any
 import paddle
 from paddle.base.framework import EagerParamBase
 
-__all__ = ["adopt", "ms_parameters", "DEFAULT_NAME"]
+__all__ = ["adopt", "ms_parameters", "DEFAULT_NAME", "name_appended"]
 
 DEFAULT_NAME = "Parameter"
 
@@ -32,7 +32,8 @@ def adopt(owner: paddle.nn.Layer, attribute: str, value: Any) -> None:
 
 
 def _own(layer: paddle.nn.Layer) -> list[tuple[str, paddle.Tensor]]:
-    items = [(n, p) for n, p in layer._parameters.items() if p is not None]
+    paths = layer.__dict__.get("_ms_param_paths", {})  # ParameterTuple members (Cell._register_tuple)
+    items = [(paths.get(n, n), p) for n, p in layer._parameters.items() if p is not None]
     items += [(n, layer._buffers[n]) for n in getattr(layer, "_ms_buffer_params", ()) if n in layer._buffers]
     order = getattr(layer, "_ms_parameter_order", None)
     if order:
@@ -49,3 +50,37 @@ def ms_parameters(cell: paddle.nn.Layer, prefix: str, recurse: bool) -> Iterator
             if id(tensor) not in seen:
                 seen.add(id(tensor))
                 yield (f"{layer_prefix}.{name}" if layer_prefix else name), tensor
+
+
+def _list_prefix(cells: list[tuple[str, paddle.nn.Layer]]) -> str:
+    """MindSpore's ``_get_prefix_and_index``: the prefix a list container's parameters carry,
+    read off the current names of its first two cells' first parameters."""
+    firsts = []
+    for key, cell in cells:
+        params = list(ms_parameters(cell, "", True))
+        if params:
+            firsts.append((key, getattr(params[0][1], "_ms_name", params[0][0]).split(".")))
+        if len(firsts) == 2:
+            break
+    prefix = ""
+    if not firsts:
+        return prefix
+    (first_key, split), second = firsts[0], (firsts[1] if len(firsts) > 1 else None)
+    for idx, part in enumerate(split):
+        if part == first_key:
+            prefix = ".".join(split[:idx]) + "." if idx else ""
+            if second is not None and len(second[1]) > idx and second[1][idx] == second[0]:
+                break
+    return prefix
+
+
+def name_appended(container: paddle.nn.Layer, key: str, cell: paddle.nn.Layer) -> None:
+    """Name the parameters of ``cell``, appended to a CellList/SequentialCell under ``key``, as
+    MindSpore's ``append`` does: the prefix it reads off the cells already there, then ``key.``.
+    (After an empty list was assigned to its parent, that prefix is not the parent's path:
+    MindSpore's own names, e.g. mindcv's Swin ``0.blocks.1.blocks.0.norm1.gamma``.)"""
+    if not getattr(container, "_ms_auto_prefix", True):
+        return
+    prefix = _list_prefix([(k, c) for k, c in container.named_children() if k != key])
+    for path, tensor in ms_parameters(cell, "", True):
+        tensor._ms_name = f"{prefix}{key}.{path}"

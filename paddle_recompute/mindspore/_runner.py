@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
-from ._scope import set_script_root
+from ._surface.scope import set_script_root
 
 __all__ = ["main"]
 

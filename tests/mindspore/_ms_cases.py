@@ -17,8 +17,8 @@ from _ms_helpers import COMPAT
 from _ms_helpers import DATA as _DATA
 
 import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore._tensor_data import dtype_name
-from paddle_recompute.mindspore._tensor_shape import Shape
+from paddle_recompute.mindspore._surface.data import dtype_name
+from paddle_recompute.mindspore._surface.shape import Shape
 
 RECORDED = _DATA.parent / "recorded"
 

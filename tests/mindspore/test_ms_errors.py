@@ -213,10 +213,9 @@ def test_layer_argument_errors():
 def test_not_provided_options_raise_instead_of_approximating():
     with pytest.raises(NotImplementedError, match="data_format='NHWC'"):
         nn.Conv2d(2, 2, 2, data_format="NHWC")
-    # weight_decay is provided since issue 12 (MindSpore's name filter, test_ms_recorded_cases.py);
-    # grouped parameters are the optimizer option still not provided
-    with pytest.raises(NotImplementedError, match="grouped optimizer parameters"):
-        nn.Momentum([{"params": Inner().trainable_params()}], 0.1, 0.9, weight_decay=1e-4)
+    # grouped parameters are provided since issue 17; gradient centralization is not
+    with pytest.raises(NotImplementedError, match=r"Momentum\(grad_centralization=True\)"):
+        nn.Momentum([{"params": Inner().trainable_params(), "grad_centralization": True}], 0.1, 0.9)
     with pytest.raises(NotImplementedError, match="set_context\\(save_graphs=...\\)"):
         ms.set_context(save_graphs=True)
     with pytest.raises(NotImplementedError, match="return_ids=True"):
@@ -276,12 +275,30 @@ def test_seed_and_tensor_argument_errors():
 
 # --- APIs not provided --------------------------------------------------------------------
 
-@pytest.mark.parametrize("module,name", [(ms, "jit"), (nn, "LSTM"), (ops, "Gather"),
+@pytest.mark.parametrize("module,name", [(ms, "export"), (nn, "LSTM"), (ms.numpy, "fft"),
+                                         (ms.dataset.vision, "RandAugment"), (ops, "Gather"),
                                          (ms.common, "Generator"), (ops.operations, "Gather")])
 def test_missing_api_names_itself(module, name):
     with pytest.raises(ms.MissingAPIError, match=rf"mindspore\S* {name}|\.{name} is not provided"):
         getattr(module, name)
     assert not hasattr(module, name)  # still an AttributeError for hasattr()
+
+
+@pytest.mark.parametrize("factory", [lambda: ms.train.SummaryRecord("x"), lambda: ms.dataset.Cifar100Dataset("x"),
+                                     lambda: ms.RowTensor(), lambda: ms.boost.GradientAccumulation(1, 1)])
+def test_names_imported_at_load_time_raise_when_used(factory):
+    """mindcv imports these at module level: they exist, and constructing one names itself."""
+    with pytest.raises(ms.MissingAPIError, match=r"mindspore\.\S+ is not provided"):
+        factory()
+
+
+def test_subclass_of_an_unprovided_base_raises_too():
+    class Step(nn.TrainOneStepWithLossScaleCell):
+        def __init__(self):
+            super().__init__()
+
+    with pytest.raises(ms.MissingAPIError, match="mindspore.nn.TrainOneStepWithLossScaleCell"):
+        Step()
 
 
 def test_from_import_of_a_missing_api_fails_and_names_it():

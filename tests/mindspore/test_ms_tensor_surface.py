@@ -1,6 +1,6 @@
 """MindSpore's Tensor surface on Paddle tensors: who sees it, and that nothing else changes.
 
-NOTE [ Caller-scoped Tensor semantics ] (paddle_recompute/mindspore/_scope.py): members whose
+NOTE [ Caller-scoped Tensor semantics ] (paddle_recompute/mindspore/_surface/scope.py): members whose
 meanings differ dispatch on the calling module. These tests prove the three constraints of
 the design: plain Paddle code behaves exactly as before, gradients and recompute regions see
 the very tensors MindSpore code handles, and no shared member silently keeps Paddle's meaning
@@ -22,9 +22,9 @@ from _ms_helpers import ROOT
 
 import paddle_recompute.mindspore as ms  # this module is MindSpore code
 from paddle_recompute.mindspore import MissingAPIError, nn
-from paddle_recompute.mindspore import _tensor_install as install
-from paddle_recompute.mindspore._paddle_members import own_member
-from paddle_recompute.mindspore._tensor_names import GUARDED, MINDSPORE_ONLY, SAME
+from paddle_recompute.mindspore._surface import install
+from paddle_recompute.mindspore._surface.names import GUARDED, MINDSPORE_ONLY, SAME
+from paddle_recompute.mindspore._surface.paddle_members import own_member
 
 PLAIN_PROBE = textwrap.dedent("""
     import paddle

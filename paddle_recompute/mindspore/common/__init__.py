@@ -3,10 +3,11 @@
 from .._seed import get_seed, set_seed
 from .._tensor import Parameter, ParameterTuple, Tensor
 from .._validate import missing as _missing
-from . import dtype, initializer
+from . import dtype, initializer, parameter, tensor
 from .recompute import recompute  # as in MindSpore, the name is the function, not the module
 
-__all__ = ["Tensor", "Parameter", "ParameterTuple", "dtype", "initializer", "set_seed", "get_seed",
+__all__ = ["Tensor", "Parameter", "ParameterTuple", "dtype", "initializer", "parameter", "tensor", "set_seed",
+           "get_seed",
            "recompute"]
 
 

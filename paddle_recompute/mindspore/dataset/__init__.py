@@ -7,6 +7,7 @@ Sources: ``GeneratorDataset``, ``NumpySlicesDataset``, ``MnistDataset``, ``Cifar
 """
 
 from .._validate import missing as _missing
+from .._validate import unprovided as _unprovided
 from . import config, transforms, vision
 from ._files import Cifar10Dataset, ImageFolderDataset, MnistDataset
 from ._pipeline import Dataset
@@ -23,6 +24,11 @@ __all__ = [
     "vision",
     "transforms",
 ]
+
+# Imported by model-zoo code at load time; constructing one raises MissingAPIError naming it.
+_IMPORTED = ("Cifar100Dataset", "DistributedSampler")
+globals().update({name: _unprovided("mindspore.dataset", name) for name in _IMPORTED})
+__all__ += list(_IMPORTED)
 
 
 def __getattr__(name: str):

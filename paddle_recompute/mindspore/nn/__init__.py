@@ -1,23 +1,49 @@
-"""``mindspore.nn``: Cell, layers, containers, losses, optimizers and training wrappers."""
+"""``mindspore.nn``: Cell, layers, containers, losses, optimizers, learning rates, training wrappers."""
 
 from .._cell import Cell
 from .._validate import missing as _missing
-from ._activation import GELU, LayerNorm, SiLU, Softmax
-from ._basic import Dense, Dropout, Flatten, ReLU
+from .._validate import unprovided as _unprovided
+from . import cell, optim
+from ._activation import GELU, HSigmoid, HSwish, LayerNorm, LogSoftmax, ReLU6, Sigmoid, SiLU, Softmax, Tanh
+from ._basic import Dense, Dropout, Flatten, Identity, OneHot, ReLU
 from ._containers import CellDict, CellList, SequentialCell
-from ._conv import AvgPool2d, Conv1d, Conv2d, MaxPool2d
+from ._conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, Conv3d, MaxPool2d
+from ._conv_transpose import Conv1dTranspose, Conv2dTranspose, Conv3dTranspose
 from ._embedding import Embedding
-from ._loss import CrossEntropyLoss, L1Loss, MSELoss, SoftmaxCrossEntropyWithLogits
-from ._norm import BatchNorm1d, BatchNorm2d
-from ._optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
+from ._learning_rate import (
+    CosineDecayLR,
+    LearningRateSchedule,
+    WarmUpLR,
+    cosine_decay_lr,
+    exponential_decay_lr,
+    inverse_decay_lr,
+    natural_exp_decay_lr,
+    piecewise_constant_lr,
+    polynomial_decay_lr,
+    warmup_lr,
+)
+from ._loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
+from ._norm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, SyncBatchNorm
+from ._padding import ConstantPad2d, Pad, ZeroPad2d
+from ._unfold import Unfold
 from ._wrap import TrainOneStepCell, WithLossCell
+from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
+
+# imported by model-zoo code at load time; constructing it raises MissingAPIError
+TrainOneStepWithLossScaleCell = _unprovided("mindspore.nn", "TrainOneStepWithLossScaleCell", Cell)
 
 __all__ = [
-    "Cell", "Dense", "Dropout", "Flatten", "ReLU", "GELU", "SiLU", "Softmax", "LayerNorm", "Embedding",
-    "CellList", "SequentialCell", "CellDict", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool2d", "BatchNorm1d",
-    "BatchNorm2d", "MSELoss", "L1Loss", "CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits", "Optimizer",
-    "SGD",
-    "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "TrainOneStepCell",
+    "Cell", "Dense", "Dropout", "Flatten", "Identity", "OneHot", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh",
+    "ReLU6", "HSigmoid", "HSwish", "Softmax", "LogSoftmax", "LayerNorm", "Embedding",
+    "CellList", "SequentialCell", "CellDict", "AvgPool2d", "AdaptiveAvgPool2d", "Conv1d", "Conv2d", "Conv3d",
+    "Conv1dTranspose", "Conv2dTranspose", "Conv3dTranspose", "MaxPool2d", "BatchNorm1d",
+    "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "Pad", "ConstantPad2d", "ZeroPad2d",
+    "LossBase", "MSELoss", "L1Loss", "CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits", "optim",
+    "Optimizer",
+    "SGD", "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "TrainOneStepCell", "cell",
+    "TrainOneStepWithLossScaleCell", "LearningRateSchedule", "CosineDecayLR", "WarmUpLR", "cosine_decay_lr",
+    "exponential_decay_lr", "inverse_decay_lr", "natural_exp_decay_lr", "piecewise_constant_lr",
+    "polynomial_decay_lr", "warmup_lr", "Unfold",
 ]
 
 

@@ -1,4 +1,5 @@
-"""Activation and normalisation cells: GELU, SiLU, Softmax, LayerNorm."""
+"""Activation and normalisation cells: GELU, SiLU, Sigmoid, Tanh, ReLU6, HSigmoid, HSwish, Softmax,
+LogSoftmax, LayerNorm."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import paddle.nn.functional as F
 
 from .._cell import Cell
 from .._dtype import float32
+from ..ops._more_primitives import LayerNorm as LayerNormOp
 from ._params import make_parameter
 
-__all__ = ["GELU", "SiLU", "Softmax", "LayerNorm"]
+__all__ = ["GELU", "SiLU", "Sigmoid", "Tanh", "ReLU6", "HSigmoid", "HSwish", "Softmax", "LogSoftmax",
+           "LayerNorm"]
 
 
 class GELU(Cell):
@@ -30,6 +33,52 @@ class SiLU(Cell):
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         return F.silu(x)
+
+
+class Sigmoid(Cell):
+    """``nn.Sigmoid()``: ``1 / (1 + exp(-x))``."""
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.sigmoid(x)
+
+
+class Tanh(Cell):
+    """``nn.Tanh()``."""
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return paddle.tanh(x)
+
+
+class ReLU6(Cell):
+    """``nn.ReLU6()``: ``min(max(0, x), 6)``."""
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.relu6(x)
+
+
+class HSigmoid(Cell):
+    """``nn.HSigmoid()``: ``relu6(x + 3) / 6``."""
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.hardsigmoid(x, slope=1 / 6, offset=0.5)
+
+
+class HSwish(Cell):
+    """``nn.HSwish()``: ``x * relu6(x + 3) / 6``."""
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.hardswish(x)
+
+
+class LogSoftmax(Cell):
+    """``nn.LogSoftmax(axis=-1)``."""
+
+    def __init__(self, axis: int = -1):
+        super().__init__()
+        self.axis = axis
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.log_softmax(x, axis=self.axis)
 
 
 class Softmax(Cell):
@@ -63,6 +112,7 @@ class LayerNorm(Cell):
         self.normalized_shape = list(normalized_shape)
         self.begin_norm_axis, self.begin_params_axis = begin_norm_axis, begin_params_axis
         self.epsilon = epsilon
+        self.layer_norm = LayerNormOp(begin_norm_axis, begin_params_axis, epsilon)  # MindSpore's attribute
         self.gamma = make_parameter(gamma_init, self.normalized_shape, dtype, "layernorm.gamma")
         self.beta = make_parameter(beta_init, self.normalized_shape, dtype, "layernorm.beta")
 

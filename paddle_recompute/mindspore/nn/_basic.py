@@ -1,4 +1,4 @@
-"""Dense, activation, dropout and flatten cells."""
+"""Dense, activation, dropout, flatten, identity and one-hot cells."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import paddle
 import paddle.nn.functional as F
 
 from .._cell import Cell
-from .._dtype import float32
+from .._dtype import float32, to_paddle_dtype
 from .._primitive import Primitive
 from .._validate import not_provided
+from ..ops._functional_nn import one_hot
 from ..ops._nn import relu
 from ._params import default_bias_init, default_weight_init, make_parameter
 
-__all__ = ["Dense", "ReLU", "Dropout", "Flatten"]
+__all__ = ["Dense", "ReLU", "Dropout", "Flatten", "Identity", "OneHot"]
 
 
 def _positive_int(op: str, name: str, value: Any) -> int:
@@ -52,6 +53,11 @@ class Dense(Cell):
             self.bias = make_parameter(b_init, [out_channels], dtype, "dense.bias")
         self.activation = _activation(activation)
 
+    def extend_repr(self) -> str:
+        text = (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"has_bias={self.has_bias}")
+        return text if self.activation is None else f"{text}, activation={self.activation}"
+
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         shape = x.shape
         if len(shape) != 2:
@@ -87,6 +93,9 @@ class Dropout(Cell):
             raise ValueError(f"For 'Dropout', the 'p' must be a number in range [0, 1), but got {p}.")
         self.p = p
 
+    def extend_repr(self) -> str:
+        return f"p={self.p}"
+
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         if not self.training or self.p == 0:
             return x
@@ -102,3 +111,24 @@ class Flatten(Cell):
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         return paddle.flatten(x, start_axis=self.start_dim, stop_axis=self.end_dim)
+
+
+class Identity(Cell):
+    """``nn.Identity()``: returns its input."""
+
+    def construct(self, x: Any) -> Any:
+        return x
+
+
+class OneHot(Cell):
+    """``nn.OneHot(axis=-1, depth=1, on_value=1.0, off_value=0.0, dtype=mstype.float32)``."""
+
+    def __init__(self, axis: int = -1, depth: int = 1, on_value: float = 1.0, off_value: float = 0.0,
+                 dtype: Any = float32):
+        super().__init__()
+        self.axis, self.depth = axis, _positive_int("OneHot", "depth", depth)
+        self.on_value, self.off_value, self.dtype = on_value, off_value, dtype
+
+    def construct(self, indices: paddle.Tensor) -> paddle.Tensor:
+        return one_hot(indices, self.depth, self.on_value, self.off_value, self.axis).astype(
+            to_paddle_dtype(self.dtype))

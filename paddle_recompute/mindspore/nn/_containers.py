@@ -9,6 +9,7 @@ from typing import Any
 import paddle
 
 from .._cell import Cell
+from .._cell_names import name_appended
 
 __all__ = ["SequentialCell", "CellList", "CellDict"]
 
@@ -39,7 +40,9 @@ class SequentialCell(Cell):
         return len(self._sub_layers)
 
     def append(self, cell: paddle.nn.Layer) -> SequentialCell:
-        self.add_sublayer(str(len(self)), _check_cell(cell, "SequentialCell"))
+        key = str(len(self))
+        self.add_sublayer(key, _check_cell(cell, "SequentialCell"))
+        name_appended(self, key, cell)
         return self
 
     def construct(self, x: Any) -> Any:
@@ -75,7 +78,9 @@ class CellList(Cell):
         return iter(self._cells())
 
     def append(self, cell: paddle.nn.Layer) -> CellList:
-        self.add_sublayer(str(len(self)), _check_cell(cell, "CellList"))
+        key = str(len(self))
+        self.add_sublayer(key, _check_cell(cell, "CellList"))
+        name_appended(self, key, cell)
         return self
 
     def extend(self, cells: Iterable) -> CellList:

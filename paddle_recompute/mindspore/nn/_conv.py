@@ -1,4 +1,4 @@
-"""Convolution and pooling cells (NCL / NCHW)."""
+"""Convolution and pooling cells (NCL / NCHW / NCDHW)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..ops._nn import conv_padding
 from ..ops._operands import int_tuple
 from ._params import default_bias_init, default_weight_init, make_parameter
 
-__all__ = ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
 
 
 def _nchw_only(op: str, data_format: str) -> None:
@@ -43,6 +43,7 @@ class Conv2d(Cell):
         self.dilation = int_tuple("Conv2d", "dilation", dilation, 2)
         self.padding = conv_padding("Conv2d", pad_mode, padding)
         self.pad_mode, self.group = pad_mode, group
+        self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
         shape = [out_channels, in_channels // group, *self.kernel_size]
         w_init = default_weight_init() if weight_init is None else weight_init
         self.weight = make_parameter(w_init, shape, dtype, "conv2d.weight")
@@ -54,6 +55,51 @@ class Conv2d(Cell):
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.group)
+
+
+class Conv3d(Cell):
+    """``nn.Conv3d(in_channels, out_channels, kernel_size, stride=1, pad_mode='same', padding=0,
+    dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None, data_format='NCDHW')``;
+    ``padding`` an int or ``(head, tail, top, bottom, left, right)``; weight
+    ``(out, in / group, kd, kh, kw)``.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 pad_mode: str = "same", padding: Any = 0, dilation: Any = 1, group: int = 1,
+                 has_bias: bool = False, weight_init: Any = None, bias_init: Any = None,
+                 data_format: str = "NCDHW", dtype: Any = float32):
+        super().__init__()
+        if data_format != "NCDHW":
+            raise not_provided(f"nn.Conv3d(data_format={data_format!r})")
+        if in_channels % group or out_channels % group:
+            raise ValueError(f"For 'Conv3d', 'in_channels' ({in_channels}) and 'out_channels' "
+                             f"({out_channels}) must be divisible by 'group' ({group}).")
+        self.kernel_size = int_tuple("Conv3d", "kernel_size", kernel_size, 3)
+        self.stride = int_tuple("Conv3d", "stride", stride, 3)
+        self.dilation = int_tuple("Conv3d", "dilation", dilation, 3)
+        mode = pad_mode.lower()
+        if mode not in ("same", "valid", "pad"):
+            raise ValueError(f"For 'Conv3d', the 'pad_mode' must be one of ['same', 'valid', 'pad'], "
+                             f"but got {pad_mode!r}.")
+        pads = int_tuple("Conv3d", "padding", padding, 6)
+        if mode != "pad" and any(pads):
+            raise ValueError(f"For 'Conv3d', the 'padding' must be zero when 'pad_mode' is not 'pad', "
+                             f"but got {padding!r}.")
+        self.padding = {"same": "SAME", "valid": "VALID"}.get(mode, list(pads))
+        self.pad_mode, self.group = pad_mode, group
+        self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
+        shape = [out_channels, in_channels // group, *self.kernel_size]
+        w_init = default_weight_init() if weight_init is None else weight_init
+        self.weight = make_parameter(w_init, shape, dtype, "conv3d.weight")
+        self.bias = None
+        if has_bias:
+            fan_in = (in_channels // group) * self.kernel_size[0] * self.kernel_size[1] * self.kernel_size[2]
+            b_init = default_bias_init(fan_in) if bias_init is None else bias_init
+            self.bias = make_parameter(b_init, [out_channels], dtype, "conv3d.bias")
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.conv3d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
                         dilation=self.dilation, groups=self.group)
 
 
@@ -83,6 +129,8 @@ class Conv1d(Cell):
                              f"but got {padding!r}.")
         self.padding = {"same": "SAME", "valid": "VALID"}.get(mode, padding)
         self.stride, self.dilation, self.group = stride, dilation, group
+        self.in_channels, self.out_channels, self.kernel_size, self.has_bias = (in_channels, out_channels,
+                                                                                kernel_size, has_bias)
         w_init = default_weight_init() if weight_init is None else weight_init
         self.weight = make_parameter(w_init, [out_channels, in_channels // group, kernel_size], dtype,
                                      "conv1d.weight")
@@ -146,3 +194,17 @@ class AvgPool2d(_Pool2d):
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, ceil_mode=self.ceil_mode,
                             exclusive=self.exclusive, divisor_override=self.divisor_override)
+
+
+class AdaptiveAvgPool2d(Cell):
+    """``nn.AdaptiveAvgPool2d(output_size)``: an int, or ``(h, w)`` (``None`` keeps that size)."""
+
+    def __init__(self, output_size: Any):
+        super().__init__()
+        self.output_size = output_size
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        size = self.output_size
+        if isinstance(size, tuple | list):
+            size = [x.shape[-2 + i] if s is None else s for i, s in enumerate(size)]
+        return F.adaptive_avg_pool2d(x, size)

@@ -1,4 +1,4 @@
-"""Loss cells: MSELoss, L1Loss, CrossEntropyLoss, SoftmaxCrossEntropyWithLogits."""
+"""Loss cells: LossBase, MSELoss, L1Loss, CrossEntropyLoss, SoftmaxCrossEntropyWithLogits."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import paddle.nn.functional as F
 
 from .._cell import Cell
 
-__all__ = ["MSELoss", "L1Loss", "CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits"]
+__all__ = ["LossBase", "MSELoss", "L1Loss", "CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -23,6 +23,27 @@ def _reduce(loss: paddle.Tensor, reduction: str) -> paddle.Tensor:
     if reduction == "mean":
         return paddle.mean(loss)
     return paddle.sum(loss) if reduction == "sum" else loss
+
+
+class LossBase(Cell):
+    """``nn.LossBase(reduction='mean', dtype=mstype.float32)``: the base of user losses;
+    ``get_loss(x, weights=1.0)`` multiplies in float32, reduces, and casts back to ``x``'s dtype."""
+
+    def __init__(self, reduction: str = "mean", dtype: object = None):
+        super().__init__()
+        self.reduction = _reduction(type(self).__name__, reduction)
+
+    def get_axis(self, x: paddle.Tensor) -> tuple[int, ...]:
+        return tuple(range(x.ndim))
+
+    def get_loss(self, x: paddle.Tensor, weights: object = 1.0) -> paddle.Tensor:
+        dtype = x.dtype
+        x = x.astype("float32")
+        weights = weights.astype("float32") if isinstance(weights, paddle.Tensor) else float(weights)
+        return _reduce(x * weights, self.reduction).astype(dtype)
+
+    def construct(self, logits: paddle.Tensor, labels: paddle.Tensor) -> paddle.Tensor:
+        raise NotImplementedError(f"{type(self).__name__} must define construct(logits, labels)")
 
 
 class _ElementwiseLoss(Cell):

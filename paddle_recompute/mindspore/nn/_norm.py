@@ -1,4 +1,5 @@
-"""Batch normalisation cells: ``nn.BatchNorm1d`` (``(N, C)``, ``(N, C, L)``) and ``nn.BatchNorm2d``."""
+"""Normalisation cells: ``nn.BatchNorm1d`` (``(N, C)``, ``(N, C, L)``), ``nn.BatchNorm2d``,
+``nn.BatchNorm3d``, ``nn.SyncBatchNorm`` and ``nn.GroupNorm``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from .._dtype import float32
 from .._validate import not_provided
 from ._params import make_parameter, register_moving
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm"]
 
 
 @register_stateful_layer
@@ -85,3 +86,60 @@ class BatchNorm2d(_BatchNorm):
 
     op = "BatchNorm2d"
     ranks = (4,)
+
+
+class SyncBatchNorm(BatchNorm2d):
+    """``nn.SyncBatchNorm(num_features, eps=1e-5, momentum=0.9, affine=True, ..., process_groups=None)``.
+
+    On one process (the only setting here) the batch is the local batch: BatchNorm2d's
+    computation, on ``(N, C)`` or ``(N, C, H, W)``.
+    """
+
+    op = "SyncBatchNorm"
+    ranks = (2, 4)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9, affine: bool = True,
+                 gamma_init: Any = "ones", beta_init: Any = "zeros", moving_mean_init: Any = "zeros",
+                 moving_var_init: Any = "ones", use_batch_statistics: bool | None = None,
+                 process_groups: Any = None, dtype: Any = float32):
+        if process_groups is not None:
+            raise not_provided("nn.SyncBatchNorm(process_groups=...)", "one process only")
+        super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init, moving_mean_init,
+                         moving_var_init, use_batch_statistics, dtype=dtype)
+
+
+class BatchNorm3d(Cell):
+    """``nn.BatchNorm3d(num_features, ...)`` on ``(N, C, D, H, W)``: MindSpore's BatchNorm2d child
+    ``bn2d`` (its parameter names) on the input seen as ``(N, C, D * H, W)``."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.9, affine: bool = True,
+                 gamma_init: Any = "ones", beta_init: Any = "zeros", moving_mean_init: Any = "zeros",
+                 moving_var_init: Any = "ones", use_batch_statistics: bool | None = None,
+                 dtype: Any = float32):
+        super().__init__()
+        self.bn2d = BatchNorm2d(num_features, eps, momentum, affine, gamma_init, beta_init, moving_mean_init,
+                                moving_var_init, use_batch_statistics, dtype=dtype)
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        if x.ndim != 5:
+            raise ValueError(f"For 'BatchNorm3d', the input must have rank 5, but got {x.ndim}.")
+        n, c, d, h, w = x.shape
+        return paddle.reshape(self.bn2d(paddle.reshape(x, [n, c, d * h, w])), [n, c, d, h, w])
+
+
+class GroupNorm(Cell):
+    """``nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, gamma_init='ones',
+    beta_init='zeros')``: parameters ``gamma`` and ``beta`` of shape ``(num_channels,)``."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 gamma_init: Any = "ones", beta_init: Any = "zeros", dtype: Any = float32):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"For 'GroupNorm', the 'num_channels' must be divided by 'num_groups', "
+                             f"but got 'num_channels': {num_channels}, 'num_groups': {num_groups}.")
+        self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+        self.gamma = make_parameter(gamma_init, [num_channels], dtype, "gn.gamma", requires_grad=affine)
+        self.beta = make_parameter(beta_init, [num_channels], dtype, "gn.beta", requires_grad=affine)
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        return F.group_norm(x, self.num_groups, self.eps, self.gamma, self.beta)

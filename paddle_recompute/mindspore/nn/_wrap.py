@@ -8,7 +8,7 @@ import paddle
 
 from .._cell import Cell
 from .._grad import differentiate
-from .._tensor_data import param_name
+from .._surface.data import param_name
 
 __all__ = ["WithLossCell", "TrainOneStepCell"]
 

@@ -9,15 +9,43 @@ from .._primitive import Primitive
 from .._validate import missing as _missing
 from . import functional, operations
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
+from ._communication import ReduceOp
+from ._graph import HyperMap, Map, MultitypeFuncGraph, constexpr
 from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
-from ._nn import Conv2D, Dropout, ReLU, Sigmoid, Softmax, Tanh
+from ._more_primitives import (
+    Identity,
+    L2Normalize,
+    LayerNorm,
+    LpNorm,
+    OneHot,
+    Ones,
+    OnesLike,
+    Pad,
+    Reciprocal,
+    ResizeBilinearV2,
+    ResizeNearestNeighbor,
+    Shape,
+    Sign,
+    Sort,
+    Square,
+    Tile,
+    Unstack,
+    Zeros,
+    ZerosLike,
+)
+from ._nn import Conv2D, Conv2DTranspose, Dropout, ReLU, Sigmoid, Softmax, Tanh
 from .functional import *  # noqa: F403  (every functional form, listed in functional.__all__)
 
 __all__ = [
     "Primitive", "GradOperation", "grad", "value_and_grad", "functional", "operations",
     "BiasAdd", "Cast", "Concat", "ExpandDims", "Flatten", "Reshape", "Squeeze", "Transpose",
     "Add", "BatchMatMul", "Div", "Exp", "MatMul", "Mul", "Neg", "RealDiv", "ReduceMean", "ReduceSum",
-    "Sqrt", "Sub", "Conv2D", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
+    "Sqrt", "Sub", "Conv2D", "Conv2DTranspose", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
+    "ReduceOp", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr", "Identity", "L2Normalize", "LayerNorm",
+    "LpNorm",
+    "OneHot",
+    "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",
+    "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike",
     *functional.__all__,
 ]
 

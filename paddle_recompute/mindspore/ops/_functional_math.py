@@ -13,7 +13,7 @@ from typing import Any
 import paddle
 import paddle.nn.functional as F
 
-from .._tensor_reduce import var as _var
+from .._surface.reduce import var as _var
 from ._operands import axis_list
 
 __all__ = ["max", "min", "amax", "amin", "prod", "std", "var", "argmax", "gelu", "silu", "sigmoid",

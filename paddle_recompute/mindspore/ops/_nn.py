@@ -13,7 +13,8 @@ from .._validate import not_provided
 from ._dropout import dropout_with_mask
 from ._operands import int_tuple
 
-__all__ = ["ReLU", "Sigmoid", "Tanh", "Softmax", "Dropout", "Conv2D", "conv_padding", "relu"]
+__all__ = ["ReLU", "Sigmoid", "Tanh", "Softmax", "Dropout", "Conv2D", "Conv2DTranspose", "conv_padding",
+           "relu"]
 
 
 def relu(x: paddle.Tensor) -> paddle.Tensor:
@@ -125,3 +126,29 @@ class Conv2D(Primitive):
     def compute(self, x: paddle.Tensor, weight: paddle.Tensor) -> paddle.Tensor:
         return F.conv2d(x, weight, stride=self.stride, padding=self.padding, dilation=self.dilation,
                         groups=self.group)
+
+
+class Conv2DTranspose(Primitive):
+    """``Conv2DTranspose(out_channel, kernel_size, pad_mode='valid', pad=0, pad_list=None, mode=1,
+    stride=1, dilation=1, group=1)(dout, weight, input_size)``: the gradient of ``Conv2D`` with
+    respect to its input, of shape ``input_size``; ``weight`` is that Conv2D's weight, of
+    ``dout``'s dtype (MindSpore's error otherwise)."""
+
+    def setup(self, out_channel: int, kernel_size: Any, pad_mode: str = "valid", pad: Any = 0,
+              pad_list: Any = None, mode: int = 1, stride: Any = 1, dilation: Any = 1, group: int = 1,
+              data_format: str = "NCHW") -> None:
+        if data_format != "NCHW":
+            raise not_provided(f"ops.Conv2DTranspose(data_format={data_format!r})")
+        if pad_list is not None:
+            pad, pad_mode = pad_list, "pad"
+        self.group = group
+        self.padding = conv_padding("Conv2DTranspose", pad_mode, pad)
+        self.stride = int_tuple("Conv2DTranspose", "stride", stride, 2)
+        self.dilation = int_tuple("Conv2DTranspose", "dilation", dilation, 2)
+
+    def compute(self, dout: paddle.Tensor, weight: paddle.Tensor, input_size: Any) -> paddle.Tensor:
+        if weight.dtype != dout.dtype:
+            raise TypeError("For primitive[Conv2DTranspose], the input type must be same.")
+        size = list(input_size)[2:]
+        return F.conv2d_transpose(dout, weight, stride=self.stride, padding=self.padding,
+                                  dilation=self.dilation, groups=self.group, output_size=size)

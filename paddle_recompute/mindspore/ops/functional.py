@@ -51,6 +51,30 @@ from ._functional_math import (
     tanh,
     var,
 )
+from ._functional_nn import binary_cross_entropy_with_logits, cross_entropy, interpolate, one_hot, pad
+from ._graph import assign, clip_by_global_norm, depend, dtype, partial, rank, shape, tuple_to_array
+from ._index import (
+    abs,
+    add,
+    clip_by_value,
+    cos,
+    div,
+    eye,
+    flatten,
+    gather_elements,
+    linspace,
+    mul,
+    reciprocal,
+    reduce_sum,
+    repeat_elements,
+    sign,
+    sin,
+    sort,
+    square,
+    sub,
+    tensor_scatter_elements,
+    unstack,
+)
 
 __all__ = [
     "dropout", "expand_dims", "matmul", "mean", "ones", "ones_like", "relu", "reshape", "softmax",
@@ -59,6 +83,12 @@ __all__ = [
     "arange", "bmm", "broadcast_to", "cast", "cat", "concat", "cumsum", "masked_fill", "permute", "split",
     "squeeze", "stack", "tile", "where", "amax", "amin", "argmax", "exp", "gelu", "log", "max", "min", "pow",
     "prod", "sigmoid", "silu", "sqrt", "std", "tanh", "var",
+] + [
+    "binary_cross_entropy_with_logits", "cross_entropy", "interpolate", "one_hot", "pad", "assign",
+    "clip_by_global_norm", "depend", "dtype", "partial", "rank", "shape", "tuple_to_array", "abs", "add",
+    "clip_by_value", "cos", "div", "eye", "flatten", "gather_elements", "linspace", "mul", "reciprocal",
+    "reduce_sum", "repeat_elements", "sign", "sin", "sort", "square", "sub", "tensor_scatter_elements",
+    "unstack",
 ]
 
 

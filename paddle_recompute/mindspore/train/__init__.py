@@ -2,6 +2,7 @@
 ``.safetensors`` formats)."""
 
 from .._validate import missing as _missing
+from .._validate import unprovided as _unprovided
 from . import callback, metrics
 from .callback import Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, RunContext, TimeMonitor
 from .metrics import (
@@ -39,6 +40,11 @@ __all__ = [
     "callback",
     "metrics",
 ]
+
+# Imported by model-zoo code at load time; constructing one raises MissingAPIError naming it.
+_IMPORTED = ("SummaryRecord", "DynamicLossScaleManager", "FixedLossScaleManager", "LossScaleManager")
+globals().update({name: _unprovided("mindspore.train", name) for name in _IMPORTED})
+__all__ += list(_IMPORTED)
 
 
 def __getattr__(name: str):

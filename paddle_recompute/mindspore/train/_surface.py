@@ -11,7 +11,7 @@ import paddle
 from .._cell_names import ms_parameters
 from .._dtype import to_paddle_dtype
 from .._tensor import Parameter, to_tensor
-from .._tensor_data import dtype_name, param_name, set_data
+from .._surface.data import dtype_name, param_name, set_data
 
 __all__ = [
     "named_parameters",

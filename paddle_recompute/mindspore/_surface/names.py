@@ -2,7 +2,7 @@
 
 The shared names are those in both ``dir(mindspore.Tensor)`` (recorded in
 ``tests/mindspore/data/g_tensor_api.json``) and ``dir(paddle.Tensor)``; a test checks that
-every one is dispatched, ``SAME`` or ``GUARDED`` (see ``_tensor_install.py``).
+every one is dispatched, ``SAME`` or ``GUARDED`` (see ``install.py``).
 """
 
 __all__ = ["SAME", "GUARDED", "MINDSPORE_ONLY"]
@@ -10,7 +10,7 @@ __all__ = ["SAME", "GUARDED", "MINDSPORE_ONLY"]
 # same meaning for every call MindSpore accepts (values checked in tests/mindspore where the
 # cases of g_cases_reference.json cover them; the rest are elementwise maps or casts)
 SAME = frozenset("""
-T __getitem__ __setitem__ abs acos acosh add add_ all any argmax argmin asin asinh atan atan2 atanh
+T __getitem__ abs acos acosh add add_ all any argmax argmin asin asinh atan atan2 atanh
 bfloat16 bmm bool broadcast_to byte ceil clamp clamp_ clip clone contiguous copy_ cos cosh cumsum
 dim div div_ divide double dtype eq erf exp exp_ expand_as expm1 fill_ flip float floor floor_ ge
 greater greater_equal gt half int is_contiguous is_floating_point isfinite isinf isnan item le less
@@ -25,7 +25,7 @@ tril triu true_divide trunc  unsqueeze zero_
 GUARDED = frozenset("""
 acos_ addmm addmm_ allclose amax amin angle argsort argwhere baddbmm bernoulli_ bincount bitwise_and
 bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor cholesky cholesky_inverse
-cholesky_solve conj copysign count_nonzero cov cross cummax cummin cumprod data data_ptr deg2rad
+cholesky_solve conj copysign count_nonzero cov cross cummax cummin cumprod data_ptr deg2rad
 device diag diagflat diagonal diagonal_scatter diff digamma dot dsplit eigvals equal erfinv erfinv_
 expand exponential_ fill_diagonal_ floor_divide floor_divide_ fmax fmin frac gather gather_nd gcd
 heaviside hsplit hypot i0 imag index_add index_add_ index_fill index_fill_ index_put index_put_

@@ -1,12 +1,7 @@
 """Optimizers with MindSpore's update rules: SGD, Momentum, Adam, AdamWeightDecay.
 
-``optimizer(grads)`` updates ``optimizer.parameters`` in place (the gradients in their order),
-as MindSpore's optimizer cells do. Shared rules of MindSpore's ``Optimizer`` (non-grouped
-parameters): ``weight_decay`` applies to every parameter whose *name* contains neither
-``'beta'`` nor ``'gamma'`` (LayerNorm/BatchNorm parameters are left out; names are MindSpore's,
-see ``_cell_names.py``); SGD, Momentum and Adam add it to the gradient, multiplied by
-``loss_scale`` as MindSpore does (``g + wd * loss_scale * p``), then divide by ``loss_scale``;
-AdamWeightDecay adds ``wd * p`` to its update instead.
+The shared machinery (parameter groups, learning rates, weight decay, loss scale) is
+``Optimizer`` in ``optimizer.py``; each class here gives its update rule.
 """
 
 from __future__ import annotations
@@ -15,54 +10,10 @@ from collections.abc import Sequence
 
 import paddle
 
-from .._tensor import ParameterTuple
-from .._tensor_data import param_name
-from .._validate import not_provided
+from ..._validate import not_provided
+from .optimizer import Optimizer
 
-__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay"]
-
-
-def _decays(param: paddle.Tensor) -> bool:
-    name = param_name(param)
-    return "beta" not in name and "gamma" not in name
-
-
-class Optimizer:
-    """Base of the optimizers: parameters, learning rate, weight decay and loss scale."""
-
-    decoupled = False  # AdamWeightDecay applies the decay in its update
-
-    def __init__(self, learning_rate: float, parameters: Sequence, weight_decay: float = 0.0,
-                 loss_scale: float = 1.0):
-        params = list(parameters)
-        if any(isinstance(p, dict) for p in params):
-            raise not_provided("grouped optimizer parameters (a list of dicts)", "pass a list of Parameters")
-        if isinstance(learning_rate, bool) or not isinstance(learning_rate, int | float):
-            raise not_provided("a learning-rate schedule or Tensor learning rate", "pass a float")
-        if isinstance(weight_decay, bool) or not isinstance(weight_decay, int | float) or weight_decay < 0:
-            raise TypeError(f"For '{type(self).__name__}', 'weight_decay' must be a float >= 0, "
-                            f"but got {weight_decay!r}.")
-        self.parameters = ParameterTuple(params)
-        self.learning_rate = float(learning_rate)
-        self.weight_decay = float(weight_decay)
-        self.loss_scale = float(loss_scale)
-        self.decay_flags = tuple(_decays(p) for p in self.parameters)
-
-    def __call__(self, grads: Sequence[paddle.Tensor]) -> bool:
-        if len(grads) != len(self.parameters):
-            raise ValueError(f"{type(self).__name__}: got {len(grads)} gradients for "
-                             f"{len(self.parameters)} parameters")
-        with paddle.no_grad():
-            for i, (param, grad) in enumerate(zip(self.parameters, grads, strict=True)):
-                if self.weight_decay and not self.decoupled and self.decay_flags[i]:
-                    grad = grad + param * (self.weight_decay * self.loss_scale)  # MindSpore scales it too
-                if self.loss_scale != 1.0:
-                    grad = grad / self.loss_scale
-                paddle.assign(self.updated(i, param, grad), output=param)
-        return True
-
-    def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
-        raise NotImplementedError
+__all__ = ["SGD", "Momentum", "Adam", "AdamWeightDecay"]
 
 
 class Momentum(Optimizer):
@@ -86,7 +37,7 @@ class Momentum(Optimizer):
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         accum = self.moments[index] * self.momentum + grad
         self.moments[index] = accum
-        return param - accum * self.learning_rate
+        return param - accum * self.lr_of(index)
 
 
 class SGD(Optimizer):
@@ -101,12 +52,13 @@ class SGD(Optimizer):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         if nesterov:
             raise not_provided("nn.SGD(nesterov=True)")
-        self.inner = Momentum(self.parameters, learning_rate, momentum) if momentum else None
+        self.momentum = float(momentum)
+        self.moments = [paddle.zeros_like(p) for p in self.parameters] if momentum else None
 
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
-        if self.inner is not None:
-            return self.inner.updated(index, param, grad)
-        return param - grad * self.learning_rate
+        if self.moments is not None:
+            return Momentum.updated(self, index, param, grad)
+        return param - grad * self.lr_of(index)
 
 
 class _Moments(Optimizer):
@@ -148,7 +100,7 @@ class Adam(_Moments):
 
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         m, v = self.moments(index, grad)
-        lr_t = self.learning_rate * (1 - self.beta2 ** self.step) ** 0.5 / (1 - self.beta1 ** self.step)
+        lr_t = self.lr_of(index) * (1 - self.beta2 ** self.step) ** 0.5 / (1 - self.beta1 ** self.step)
         if self.use_nesterov:
             m = m * self.beta1 + grad * (1 - self.beta1)
         return param - m * lr_t / (paddle.sqrt(v) + self.eps)
@@ -171,6 +123,6 @@ class AdamWeightDecay(_Moments):
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         m, v = self.moments(index, grad)
         update = m / (paddle.sqrt(v) + self.eps)
-        if self.weight_decay and self.decay_flags[index]:
-            update = update + param * self.weight_decay
-        return param - update * self.learning_rate
+        if self.decay_flags[index]:
+            update = update + param * self.decay_of(index)
+        return param - update * self.lr_of(index)

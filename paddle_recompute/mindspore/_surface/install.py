@@ -1,6 +1,6 @@
 """Install MindSpore's Tensor and Parameter members on Paddle's classes, and remove them again.
 
-See NOTE [ Caller-scoped Tensor semantics ] in ``_scope.py``. Four kinds of member:
+See NOTE [ Caller-scoped Tensor semantics ] in ``scope.py``. Four kinds of member:
 
 - ``ADDED``: names Paddle's Tensor lacks (``asnumpy``, ``expand_dims``, ``copy``, ...): present
   for MindSpore code only; for any other caller the attribute does not exist (``hasattr`` is
@@ -8,12 +8,12 @@ See NOTE [ Caller-scoped Tensor semantics ] in ``_scope.py``. Four kinds of memb
 - ``DISPATCHED``: names both define with different meanings (``shape``, ``reshape``, ``std``,
   ``max``, printing, ``Parameter.name``, ...): MindSpore code gets MindSpore's meaning, any
   other caller Paddle's member, called unchanged.
-- ``SAME`` (``_tensor_names.py``): names both define with the same meaning for the calls
+- ``SAME`` (``names.py``): names both define with the same meaning for the calls
   MindSpore accepts: left as Paddle defines them.
-- ``GUARDED`` (``_tensor_names.py``): every other name both define. MindSpore code calling it
+- ``GUARDED`` (``names.py``): every other name both define. MindSpore code calling it
   gets ``MissingAPIError`` naming ``mindspore.Tensor.<name>`` instead of Paddle's possibly
   different meaning; other callers get Paddle's member unchanged.
-- ``MINDSPORE_ONLY`` (``_tensor_names.py``): MindSpore members Paddle lacks and the layer does
+- ``MINDSPORE_ONLY`` (``names.py``): MindSpore members Paddle lacks and the layer does
   not provide: MindSpore code gets ``MissingAPIError`` naming them (``__getattr__``).
 """
 
@@ -28,14 +28,13 @@ from typing import Any
 import paddle
 from paddle.base.framework import EagerParamBase
 
-from . import _tensor_compare as compare
-from . import _tensor_data as data
-from . import _tensor_reduce as reduce
-from . import _tensor_shape as layout
-from ._paddle_members import ABSENT, own_member
-from ._scope import VERDICTS, classify, mindspore_assigner, mindspore_caller
-from ._tensor_names import GUARDED, MINDSPORE_ONLY
-from ._validate import missing
+from .._validate import missing
+from . import data, reduce
+from . import shape as layout
+from .names import GUARDED, MINDSPORE_ONLY
+from .paddle_members import ABSENT, own_member
+from .promote import OPERATORS, promoting
+from .scope import VERDICTS, classify, mindspore_assigner, mindspore_caller
 
 __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods_installed"]
 
@@ -49,9 +48,9 @@ DISPATCHED: dict[str, Callable] = {
     "mean": reduce.mean, "sum": reduce.sum, "max": reduce.max, "min": reduce.min, "std": reduce.std,
     "var": reduce.var, "__str__": data.tensor_str, "__repr__": data.tensor_repr,
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
-    "where": data.where, "unbind": layout.unbind, "__eq__": compare.equal, "__ne__": compare.not_equal,
+    "where": data.where, "unbind": layout.unbind, "__setitem__": data.setitem,
 }
-DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size}
+DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size, "data": data.data}
 PARAMETER_DISPATCHED: dict[str, Callable] = {
     "__str__": data.param_repr, "__repr__": data.param_repr, "clone": data.param_clone,
 }
@@ -144,6 +143,9 @@ def install_tensor_methods() -> None:
         _set(tensor, name, _dispatch(name, own_member(tensor, name), ours))
     for name, ours in DISPATCHED_PROPERTIES.items():
         _set(tensor, name, _property(own_member(tensor, name), ours))
+    for name in OPERATORS:  # MindSpore's type promotion between tensors (promote.py)
+        original = own_member(tensor, name)
+        _set(tensor, name, _dispatch(name, original, promoting(original)))
     _set(tensor, "__getattr__", _missing_attribute)
     for name in sorted(GUARDED):
         original = own_member(tensor, name)

@@ -12,7 +12,7 @@ from typing import Any
 
 import paddle
 
-from ._paddle_members import paddle_member
+from .paddle_members import paddle_member
 
 __all__ = ["Shape", "shape", "reshape", "view", "transpose", "permute", "swapaxes", "expand_dims",
            "squeeze", "flatten", "split", "chunk", "unbind"]
@@ -60,7 +60,7 @@ def reshape(x: paddle.Tensor, *shape: Any) -> paddle.Tensor:
 def view(x: paddle.Tensor, *shape: Any) -> paddle.Tensor:
     """``view(*shape)``; ``view(dtype)`` reinterprets the bytes, as MindSpore's does."""
     if len(shape) == 1 and not isinstance(shape[0], Sequence | int | paddle.Tensor):
-        from ._dtype import to_paddle_dtype
+        from .._dtype import to_paddle_dtype
 
         return paddle_member(paddle.Tensor, "view")(x, to_paddle_dtype(shape[0]))
     return paddle.reshape(x, _ints("view", shape))
@@ -112,7 +112,7 @@ def flatten(x: paddle.Tensor, start_dim: int = 0, end_dim: int = -1, *, order: s
     if isinstance(start_dim, str):  # MindSpore's older form flatten(order)
         order, start_dim = start_dim, 0
     if order != "C":
-        from ._validate import not_provided
+        from .._validate import not_provided
 
         raise not_provided(f"Tensor.flatten(order={order!r})")
     if x.ndim == 0:
@@ -128,7 +128,7 @@ def _dim(kwargs: dict, default: int = 0) -> int:
 
 def split(x: paddle.Tensor, split_size_or_sections: Any, *args: Any, **kwargs: Any) -> tuple:
     """``split(split_size_or_sections, axis=0)`` (also ``dim=``): an int is the chunk *size*."""
-    from .ops._functional_array import split as ops_split
+    from ..ops._functional_array import split as ops_split
 
     axis = args[0] if args else _dim(kwargs)
     return ops_split(x, split_size_or_sections, axis)
@@ -136,7 +136,7 @@ def split(x: paddle.Tensor, split_size_or_sections: Any, *args: Any, **kwargs: A
 
 def chunk(x: paddle.Tensor, chunks: int, *args: Any, **kwargs: Any) -> tuple:
     """``chunk(chunks, axis=0)`` (also ``dim=``): chunks of ``ceil(n / chunks)``, the last smaller."""
-    from .ops._functional_array import split as ops_split
+    from ..ops._functional_array import split as ops_split
 
     axis = args[0] if args else _dim(kwargs)
     return ops_split(x, -(-x.shape[axis] // chunks), axis)

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import paddle
 
-from ._dtype import to_numpy_dtype
-from ._paddle_members import paddle_member
+from .._dtype import to_numpy_dtype
+from .paddle_members import paddle_member
 
 __all__ = ["size", "softmax", "where", "asnumpy", "copy", "set_data", "init_data", "astype", "tensor_str",
            "tensor_format", "tensor_repr", "param_repr", "dtype_name", "param_clone", "param_name",
@@ -33,6 +33,22 @@ def dtype_name(dtype: Any) -> str:
 def size(x: paddle.Tensor) -> int:
     """The number of elements, a Python int."""
     return int(np.prod(paddle_member(paddle.Tensor, "shape").__get__(x), dtype=np.int64))
+
+
+def setitem(x: paddle.Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``; on a parameter (a leaf that requires grad) it writes the data, as
+    MindSpore does (``param.data[i] = v`` in weight initialisation), which Paddle refuses while
+    recording gradients."""
+    setter = paddle_member(paddle.Tensor, "__setitem__")
+    if x.is_leaf and not x.stop_gradient:
+        with paddle.no_grad():
+            return setter(x, key, value)
+    return setter(x, key, value)
+
+
+def data(x: paddle.Tensor) -> paddle.Tensor:
+    """``Tensor.data`` / ``Parameter.data``: the object itself (MindSpore returns ``self``)."""
+    return x
 
 
 def softmax(x: paddle.Tensor, axis: int = -1, **kwargs: Any) -> paddle.Tensor:
@@ -57,7 +73,7 @@ def copy(x: paddle.Tensor) -> paddle.Tensor:
 
 
 def astype(x: paddle.Tensor, dtype: Any, copy: bool = True) -> paddle.Tensor:
-    from ._dtype import to_paddle_dtype
+    from .._dtype import to_paddle_dtype
 
     return paddle_member(paddle.Tensor, "astype")(x, to_paddle_dtype(dtype))
 
@@ -131,7 +147,7 @@ def param_repr(p: paddle.Tensor) -> str:
 
 def param_clone(p: paddle.Tensor, init: Any = "same") -> paddle.Tensor:
     """``Parameter.clone(init='same')``: a new parameter (same name and ``requires_grad``)."""
-    from ._tensor import Parameter
+    from .._tensor import Parameter
 
     if init == "same":
         value = p.detach().clone()

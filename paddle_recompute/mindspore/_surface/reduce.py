@@ -17,8 +17,8 @@ from typing import Any
 
 import paddle
 
-from ._dtype import to_paddle_dtype
-from ._validate import not_provided
+from .._dtype import to_paddle_dtype
+from .._validate import not_provided
 
 __all__ = ["mean", "sum", "max", "min", "std", "var"]
 

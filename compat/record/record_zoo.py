@@ -1,0 +1,139 @@
+"""Record real MindSpore 2.10 on the mindcv 0.3.0 zoo (compat/zoo_case.py), one JSON per model.
+
+    /work/msvenv/bin/python compat/record/record_zoo.py [--first-per-family] [NAME ...]
+
+Writes ``tests/mindspore/recorded/zoo/<model>.json``: family, input size, parameter table,
+initial weight scales, eval logits, two training losses, and the noise floor: the largest
+difference MindSpore shows against itself over two draws of 1e-6 relative weight noise.
+Models already recorded are skipped (the run resumes). A model MindSpore cannot build is
+recorded with its error. Order: one model per family first, then the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import mindspore as ms
+import numpy as np
+from mindcv.models import registry
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import zoo_case  # noqa: E402
+
+OUT = HERE.parents[1] / "tests" / "mindspore" / "recorded" / "zoo"
+SIZES = (64,)  # tried first; then the model's own input size
+NOISE_SEEDS = (1, 2)
+LIMIT_S = 900
+PROTOCOL = 2  # 2: dropout and stochastic depth off (zoo_case.no_dropout)
+
+
+def family(name):
+    return registry._model_to_module[name]
+
+
+_SMALL = ("nano", "tiny", "xxs", "xs", "mini", "small", "_s", "050", "075", "100", "18", "b0", "_a0", "ti")
+
+
+def smallness(name):
+    """A sort key putting a family's small models first (by name: there is no size before a build)."""
+    hits = [i for i, token in enumerate(_SMALL) if token in name.lower()]
+    return (min(hits) if hits else len(_SMALL), len(name), name)
+
+
+def ordered(names):
+    first, seen = [], set()
+    for name in sorted(names, key=smallness):
+        if family(name) not in seen:
+            seen.add(family(name))
+            first.append(name)
+    return first + [n for n in names if n not in first]
+
+
+def own_size(name):
+    size = (
+        registry.get_pretrained_cfg_value(name, "input_size")
+        if registry.has_pretrained_cfg_key(name, "input_size")
+        else None
+    )
+    return int(size[-1]) if size else 224
+
+
+def pick_size(name, model, scales):
+    """The smallest size whose eval forward runs."""
+    for size in dict.fromkeys((*SIZES, own_size(name))):
+        try:
+            zoo_case.reset(*model, scales)
+            zoo_case.forward(model[0], size)
+            return size
+        except Exception:  # noqa: BLE001 - the next size is tried; the last error is raised
+            last = traceback.format_exc()
+    raise RuntimeError(last)
+
+
+def record(name):
+    entry = {"model": name, "family": family(name), "mindspore": ms.__version__, "protocol": PROTOCOL}
+    model = zoo_case.prepare(name)
+    net, fixed = model
+    entry["params"] = zoo_case.param_table(net)
+    entry["scales"] = scales = zoo_case.init_scales(net)
+    entry["fixed_sum"] = float(sum(np.abs(v.astype(np.float64)).sum() for v in fixed.values()))
+    entry["size"] = pick_size(name, model, scales)
+    clean = zoo_case.run(model, entry["size"], scales)
+    entry["forward"] = clean["forward"].astype(np.float64).tolist()
+    entry["losses"] = clean["losses"]
+    entry["train_logits"] = clean["train_logits"].astype(np.float64).tolist()
+    fwd_floor, step_floor, train_floor = 0.0, [0.0, 0.0], 0.0
+    for seed in NOISE_SEEDS:
+        noisy = zoo_case.run(model, entry["size"], scales, noise_seed=seed)
+        fwd_floor = max(fwd_floor, float(np.abs(noisy["forward"] - clean["forward"]).max()))
+        pairs = zip(step_floor, noisy["losses"], clean["losses"], strict=True)
+        step_floor = [max(f, abs(a - b)) for f, a, b in pairs]
+        train_floor = max(train_floor, float(np.abs(noisy["train_logits"] - clean["train_logits"]).max()))
+    entry["floor"] = {"forward": fwd_floor, "losses": step_floor, "train_logits": train_floor}
+    zoo_case.reset(net, fixed, scales)  # after training: the reset must give a fresh build's state back
+    entry["eval_repeat_equal"] = bool(np.array_equal(zoo_case.forward(net, entry["size"]), clean["forward"]))
+    return entry
+
+
+def _alarm(signum, frame):
+    raise TimeoutError(f"recording took over {LIMIT_S} s")
+
+
+def main(argv):
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    OUT.mkdir(parents=True, exist_ok=True)
+    given = [a for a in argv if not a.startswith("--")]
+    names = ordered(registry.list_models())
+    if "--first-per-family" in argv:
+        names = names[: len({family(n) for n in names})]
+    signal.signal(signal.SIGALRM, _alarm)
+    for name in given or names:  # names given: in their order
+        path = OUT / f"{name}.json"
+        if path.exists():
+            continue
+        start = time.time()
+        signal.alarm(LIMIT_S)
+        try:
+            entry = record(name)
+        except Exception as error:  # noqa: BLE001 - MindSpore's own failure is the record
+            entry = {
+                "model": name,
+                "family": family(name),
+                "mindspore": ms.__version__,
+                "error": f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:300]}",
+            }
+        finally:
+            signal.alarm(0)
+        entry["record_s"] = round(time.time() - start, 1)
+        path.write_text(json.dumps(entry) + "\n")
+        print(name, entry.get("size"), entry.get("error", "ok"), entry["record_s"], flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
