@@ -284,7 +284,8 @@ def test_missing_api_names_itself(module, name):
     assert not hasattr(module, name)  # still an AttributeError for hasattr()
 
 
-@pytest.mark.parametrize("factory", [lambda: ms.train.SummaryRecord("x"), lambda: ms.dataset.Cifar100Dataset("x"),
+@pytest.mark.parametrize("factory", [lambda: ms.train.SummaryRecord("x"),
+                                     lambda: ms.dataset.Cifar100Dataset("x"),
                                      lambda: ms.RowTensor(), lambda: ms.boost.GradientAccumulation(1, 1)])
 def test_names_imported_at_load_time_raise_when_used(factory):
     """mindcv imports these at module level: they exist, and constructing one names itself."""

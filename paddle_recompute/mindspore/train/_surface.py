@@ -10,8 +10,8 @@ import paddle
 
 from .._cell_names import ms_parameters
 from .._dtype import to_paddle_dtype
-from .._tensor import Parameter, to_tensor
 from .._surface.data import dtype_name, param_name, set_data
+from .._tensor import Parameter, to_tensor
 
 __all__ = [
     "named_parameters",
