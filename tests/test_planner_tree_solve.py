@@ -26,10 +26,16 @@ def calls(draw, depth=0, prefix="r"):
     chain = n >= 2 and draw(st.booleans())
     return Call(prefix, keep=draw(cost), options=tuple(draw(options)), children=kids, chain=chain,
                 run_memory=tuple(draw(cost) for _ in kids) if chain else (),
-                run_time=tuple(draw(cost) for _ in kids) if chain else ())
+                run_time=tuple(draw(cost) for _ in kids) if chain else (),
+                whole_run=draw(st.booleans()),
+                spans=tuple(draw(st.lists(_span(n), max_size=3))) if chain else ())
 
 
-@settings(max_examples=300, deadline=None)
+def _span(n):
+    return st.tuples(st.integers(0, n - 2), st.integers(1, n - 1), cost).filter(lambda s: s[0] < s[1])
+
+
+@settings(max_examples=150, deadline=None)
 @given(root=calls(), slack=st.integers(min_value=0, max_value=400))
 def test_exact_equals_brute_force(root, slack):
     budget = tree_min_memory(root) + slack
@@ -87,6 +93,19 @@ def test_a_run_holds_one_input():
     sol = solve_tree(Call("", children=(seq,)), 5)
     assert sol.picks == (Pick("s", span=(0, 2)),)
     assert (sol.memory, sol.time) == (4, 3.0)
+
+
+def test_a_run_frees_what_its_children_share():
+    """Bytes saved by children 0 and 2 only (DenseNet's features): a run over 0..2 frees
+    them, regions over each child do not."""
+    kids = tuple(_leaf(str(i), 10, 1, 1.0) for i in range(3))
+    seq = Call("s", children=kids, chain=True, run_memory=(1, 1, 1), run_time=(1.0, 1.0, 1.0),
+               spans=((0, 2, 50),))
+    root = Call("", children=(seq,))
+    assert tree_min_memory(root) == 1
+    assert solve_tree(root, 1).picks == (Pick("s", span=(0, 2)),)
+    one = solve_tree(root, 75)  # one child as a region: the span stays held
+    assert (len(one.picks), one.picks[0].span, one.memory) == (1, None, 10 + 10 + 1 + 50)
 
 
 def test_bad_costs_rejected():

@@ -31,7 +31,7 @@ from .offload import to_host, to_place
 from .state import ForwardState
 from .stop import Stoppable
 
-__all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS"]
+__all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS", "rerunning"]
 
 _API = "recompute(use_reentrant=False)"
 EARLY_STOP_MIN_TAIL_NS = 10_000  # about twice what a stop costs (measured: ~5 µs)
@@ -173,6 +173,11 @@ class _Recomputation:
         if index == self.last:
             self.stopper.stop()
         return _DISCARDED
+
+
+def rerunning() -> bool:
+    """Whether this thread is inside a region's rerun (a forward that happens again)."""
+    return any(isinstance(f, _Recomputation) for f in _hooks.active_frames())
 
 
 def _run_pushed(frame, function, args, kwargs):

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 import paddle
 
 from .._core.forwards import restore_forward, swap_forward
+from .apply_calls import call_forward
 from .options import wrap_of
 from .profile_result import Profile
 
@@ -31,6 +32,9 @@ class BlockChoice:
     memory: int
     time: float
     targets: tuple[str, ...]
+    call: int | None = None  # which call of the targets (None: every call)
+    calls: int = 1  # calls of the targets per step
+    span: tuple[int, int] | None = None  # children [a, b) of a Sequential target, one region
 
 
 @dataclass
@@ -135,12 +139,14 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
                         f"{type(plan).__name__}")
     targets = _targets(model, plan)
     swaps: list = []
-    for _kind, name, layer in targets:
+    by_layer: dict = {}
+    for choice, name, layer in targets:
         if getattr(layer.__dict__.get("forward"), _MARK, False):
             raise ValueError(f"apply_plan: layer {name!r} is already wrapped by a plan; "
                              "remove that plan first")
-    for kind, _name, layer in targets:
-        wrapped = wrap_of(kind)(layer.forward)
+        by_layer.setdefault(id(layer), (layer, []))[1].append(choice)
+    for layer, choices in by_layer.values():
+        wrapped = call_forward(layer, layer.forward, choices, wrap_of)
         setattr(wrapped, _MARK, True)
         swaps.append((layer, swap_forward(layer, wrapped)))
     handle = AppliedPlan(plan, swaps)
@@ -163,5 +169,5 @@ def _targets(model, plan) -> list:
             if name not in table:
                 raise ValueError(f"apply_plan: the plan recomputes {name!r}, which the model "
                                  f"does not have (a plan applies to the model it was made for)")
-            out.append((choice.kind, name, table[name]))
+            out.append((choice, name, table[name]))
     return out

@@ -9,14 +9,17 @@ its child calls.  Any call can be a recompute *region* under one of its ``option
 its rerun); a region frees every tensor saved inside it.  When a call's children form a
 chain (a ``Sequential``'s children), a contiguous run of two or more of them is a region
 too, holding the first one's input (``run_memory``) and rerunning them all (the sum of
-``run_time``).  A plan picks regions that do not overlap; its memory is the sum of the
+``run_time``); bytes saved by several children of a chain (``spans``: DenseNet's
+concatenated features, a residual saved by two layers) are freed by a run that covers all
+their savers, and held otherwise.  A plan picks regions that do not overlap; its memory is the sum of the
 chosen regions' memory plus the ``keep`` bytes of every call not inside a chosen region,
 its time the sum of the chosen regions' time (the additive model of NOTE [ Planner model ]).
 
 The program keeps, per call, the Pareto frontier of (memory, time) over the plans of its
 subtree: the call as a region under each option, or its ``keep`` bytes plus a plan of its
 children; children combine by min-plus convolution, chains of children by a chain program
-whose last piece is a child's plan or a run.  Pruning dominated points loses no optimum,
+whose last piece is a child's plan or a run (a piece ending at child ``j`` is charged
+the spans ending inside it that start before it, so every charge is non-negative).  Pruning dominated points loses no optimum,
 so the answer is exact; points above the budget are dropped (costs are never negative).
 With ``resolution > 0`` a frontier keeps one point per memory bucket of that width (the
 fastest, memory exact): plans still fit the budget exactly, optimality may be lost by at
@@ -46,6 +49,10 @@ class Call:
     chain: bool = False  # contiguous runs of >= 2 children are regions too
     run_memory: tuple[float, ...] = ()  # per child: what a run starting there holds
     run_time: tuple[float, ...] = ()  # per child: its rerun's seconds
+    whole_run: bool = True  # whether the run of all the children is offered
+    # (first child, last child, bytes) saved only by children first..last (first < last):
+    # not in ``keep``; freed by a run covering first..last, else held (chains only)
+    spans: tuple[tuple[int, int, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,10 @@ def _check(call: Call) -> None:
         if c.chain and not (len(c.run_memory) == len(c.run_time) == len(c.children)):
             raise ValueError(f"planner: call {c.name!r} is a chain but its run costs do not match "
                              f"its {len(c.children)} children")
+        if any(not (0 <= lo < hi < len(c.children)) or n < 0 for lo, hi, n in c.spans) or (
+                c.spans and not c.chain):
+            raise ValueError(f"planner: call {c.name!r} has spans outside its children or is not "
+                             "a chain")
 
 
 def _walk(call: Call):
@@ -125,14 +136,25 @@ def _chain(call: Call, kids: list, budget: float, resolution: float) -> list:
     """Best plans of the first ``j`` children, each child alone or in a run ending at ``j``."""
     best: list[list] = [[(0, 0.0, None)]]
     for j in range(1, len(kids) + 1):
-        points = [(m, t, p) for m, t, p in _combine(best[j - 1], kids[j - 1], budget, resolution)]
+        held = _span_bytes(call, j - 1, j - 1)
+        points = [(m + held, t, p) for m, t, p in _combine(best[j - 1], kids[j - 1], budget, resolution)
+                  if m + held <= budget]
         for i in range(1, j):  # run of children i-1 .. j-1 (0-based), two or more
-            memory, seconds = call.run_memory[i - 1], sum(call.run_time[i - 1:j])
+            if i == 1 and j == len(kids) and not call.whole_run:
+                continue
+            memory = call.run_memory[i - 1] + _span_bytes(call, i - 1, j - 1)
+            seconds = sum(call.run_time[i - 1:j])
             run = Pick(call.name, span=(i - 1, j - 1))
             points += [(m + memory, t + seconds, (p, run)) for m, t, p in best[i - 1]
                        if m + memory <= budget]
         best.append(_prune(points, budget, resolution))
     return best[-1]
+
+
+def _span_bytes(call: Call, first: int, last: int) -> float:
+    """Bytes of the spans a piece over children ``first..last`` leaves held: those ending in it
+    and starting before it."""
+    return sum(n for lo, hi, n in call.spans if first <= hi <= last and lo < first)
 
 
 def _flatten(picks) -> tuple[Pick, ...]:
@@ -193,6 +215,8 @@ def tree_plan_cost(root: Call, picks: Sequence[Pick]) -> tuple[float, float]:
             memory += c.run_memory[a]
             seconds += sum(c.run_time[a:b + 1])
             covered.update(range(a, b + 1))
+        memory += sum(n for lo, hi, n in c.spans
+                      if not any(a <= lo and hi <= b for a, b in runs.get(c.name, ())))
         stack.extend(k for i, k in enumerate(c.children) if i not in covered)
     return memory, seconds
 
@@ -213,6 +237,8 @@ def _plans_of_children(call: Call, start: int):
             yield head + rest
     if call.chain:
         for end in range(start + 1, len(call.children)):
+            if start == 0 and end == len(call.children) - 1 and not call.whole_run:
+                continue
             for rest in _plans_of_children(call, end + 1):
                 yield (Pick(call.name, span=(start, end)),) + rest
 
