@@ -26,6 +26,13 @@ def call_rows(counter: Counter, runs: list[dict]) -> dict[str, CallProfile]:
     for call, row in rows.items():
         if row.parent is not None:
             rows[row.parent].children.append(call)
+    for call, shared in counter.shared_by_children().items():
+        position = {c: i for i, c in enumerate(rows[call].children)}
+        spans: dict = {}
+        for savers, n in shared:
+            at = sorted(position[c] for c in savers)
+            spans[(at[0], at[-1])] = spans.get((at[0], at[-1]), 0) + n
+        rows[call].shared_bytes = [(lo, hi, n) for (lo, hi), n in sorted(spans.items())]
     return rows
 
 

@@ -170,6 +170,19 @@ class Counter:
                 out[common[-1]][1] += e.nbytes
         return out
 
+    def shared_by_children(self) -> dict[str, list[tuple[set, int]]]:
+        """Call id -> [(its child calls that saved a tensor, bytes)] for the tensors of its
+        ``self`` bytes that only its children saved (several of them)."""
+        out: dict[str, list] = {}
+        for e in self.entries.values():
+            common = e.common()
+            depth = len(common)
+            stacks = [e.first, *e.savers]
+            if not common or any(len(s) == depth for s in stacks):
+                continue
+            out.setdefault(common[-1], []).append(({s[depth] for s in stacks}, e.nbytes))
+        return out
+
     def inside_call(self, key: tuple, call: str) -> bool | None:
         """Whether the saved tensor ``key`` counts inside ``call`` (None: not saved)."""
         entry = self.entries.get(key)

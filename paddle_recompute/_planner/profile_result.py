@@ -70,6 +70,8 @@ class CallProfile:
     ``input_bytes``: what such a region adds by holding its inputs (inputs that a layer
     outside it saves are held anyway and not counted).  ``forward_s`` and ``recompute_s``
     are the call's forward and the re-run of it, in seconds (medians over the repeats).
+    ``shared_bytes``: ``(first, last, bytes)``, part of ``self_bytes`` saved only by its
+    children ``first..last`` (positions in ``children``), several of them.
     """
 
     id: str
@@ -82,6 +84,7 @@ class CallProfile:
     forward_s: float = 0.0
     recompute_s: float = 0.0
     children: list[str] = field(default_factory=list)
+    shared_bytes: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 @dataclass

@@ -44,10 +44,12 @@ def _call(prof: Profile, table: dict, row: CallProfile, kinds, cands: dict) -> C
                          if c.memory < row.saved_bytes]
         options = tuple(Option(c.name, c.memory, c.time) for c in cands[row.id])
     chain = _is_chain(table, row, children)
-    return Call(row.id, keep=row.self_bytes, options=options, children=kids, chain=chain,
+    spans = tuple(row.shared_bytes) if chain else ()
+    return Call(row.id, keep=row.self_bytes - sum(n for _, _, n in spans), options=options,
+                children=kids, chain=chain,
                 run_memory=tuple(c.input_bytes for c in children) if chain else (),
                 run_time=tuple(c.recompute_s for c in children) if chain else (),
-                whole_run=row.parent is not None)
+                whole_run=row.parent is not None, spans=spans)
 
 
 def _as_layer_row(prof: Profile, row: CallProfile) -> LayerProfile:
