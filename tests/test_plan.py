@@ -37,10 +37,14 @@ def _held_after_forward(model, tokens) -> int:
 def _count_reruns(plan):
     """Count calls of every recomputed target's own forward (installed under the plan's
     wrap, so the recomputation's call counts too); returns the counts and an undo."""
-    counts = []
+    counts, counted_layers = [], []
     for choice in plan.choices:
         for name in choice.targets:
-            layer, original, n = plan.layers[name], plan.layers[name].forward, [0]
+            layer = plan.layers[name]
+            if choice.span is not None:  # a run of a Sequential's children: count the first
+                layer = list(layer._sub_layers.values())[choice.span[0]]
+            original, n = layer.forward, [0]
+            counted_layers.append(layer)
 
             def counted(*a, _f=original, _n=n, **k):
                 _n[0] += 1
@@ -50,9 +54,8 @@ def _count_reruns(plan):
             counts.append(n)
 
     def undo():
-        for choice in plan.choices:
-            for name in choice.targets:
-                del plan.layers[name].forward
+        for layer in counted_layers:
+            del layer.forward
 
     return counts, undo
 
@@ -186,7 +189,7 @@ def test_kept_tensors_option_costs(gpt):
 
 def test_plan_formats(gpt):
     model, tokens, _, prof = gpt
-    plan = pr.planner.plan(model, tokens, budget=0.5, profile=prof)
+    plan = pr.planner.plan(model, tokens, budget=0.5, profile=prof, regions="blocks")
     assert "predicted" in str(plan) and "blocks.0" in str(plan)
     data = plan.to_dict()
     assert data["predicted_bytes"] == plan.predicted_bytes and len(data["choices"]) == 4
@@ -254,13 +257,15 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     hook = model.register_forward_pre_hook(lambda *a: calls.__setitem__(0, calls[0] + 1))
     rng, grads_before = paddle.get_rng_state(), snapshot_grads(model)
     try:
-        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2)
+        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2,
+                               regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
         # one step per policy option kind to measure its bytes; then, all four blocks being
         # alike: a warm-up step, then per round a base and, per option, the option and a base
         expected = len(POLICY_KINDS) + 1 + 2 * (1 + 2 * n_options)
         assert calls[0] == expected
-        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2)
+        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2,
+                                regions="blocks")
         assert calls[0] == expected  # reused, nothing measured again
     finally:
         hook.remove()

@@ -21,7 +21,7 @@ options = st.lists(st.builds(Option, name=st.just("full"), memory=cost, time=cos
 
 @st.composite
 def calls(draw, depth=0, prefix="r"):
-    n = 0 if depth >= 3 else draw(st.integers(min_value=0, max_value=3))
+    n = 0 if depth >= 3 else draw(st.integers(min_value=0, max_value=3 if depth == 0 else 2))
     kids = tuple(draw(calls(depth + 1, f"{prefix}.{i}")) for i in range(n))
     chain = n >= 2 and draw(st.booleans())
     return Call(prefix, keep=draw(cost), options=tuple(draw(options)), children=kids, chain=chain,

@@ -87,10 +87,10 @@ def plan(
             and any run of two or more children of a ``Sequential``, chosen by an exact
             dynamic program over the call tree (NOTE [ Region tree ]).  ``"blocks"`` (the
             default with ``blocks``): one option per block (NOTE [ Planner model ]).
-        calibrate: rounds of calibration (0: off; ``regions="blocks"`` only).  Each option's time becomes the measured
-            growth of a forward + backward with it applied (see ``_planner/calibrate.py``):
-            slower to plan (one forward + backward per option and round), closer to what
-            the step pays.  Stored in the profile and reused.
+        calibrate: rounds of calibration (0: off; ``regions="blocks"`` only).  Each
+            option's time becomes the measured growth of a forward + backward with it
+            applied (see ``_planner/calibrate.py``): slower to plan (one forward +
+            backward per option and round), closer to what the step pays.  Stored in the profile and reused.
         **kwargs: keyword arguments of the call.
 
     Returns:
@@ -168,7 +168,8 @@ def _tree_plan(prof: Profile, table: dict, kinds, limit: int, solver: str) -> Pl
 
 
 def _share(least: float, prof: Profile) -> str:
-    return f" ({least / max(prof.total_bytes, 1):.3f} of the {prof.total_bytes:,} bytes saved without recompute)"
+    return (f" ({least / max(prof.total_bytes, 1):.3f} of the {prof.total_bytes:,} bytes saved "
+            "without recompute)")
 
 
 def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:

@@ -108,7 +108,11 @@ class _Instrumented:
             row[2] += 1
             row[3] += sum(n for _, n in inputs)
             row[4] += nbytes_of(out)
-            rerun = self._rerun(original, state, args, kwargs)  # every layer: any can be a region
+            rerun = 0.0
+            if self.calls[call][2] is not None or name in self.consumers:
+                # any call inside the model can be a region; the model's own call is one only
+                # as a block (NOTE [ Region tree ])
+                rerun = self._rerun(original, state, args, kwargs)
             row[1] += rerun
             self.calls[call][3:5] = [seconds, rerun]
             return out
@@ -234,6 +238,7 @@ def _one_run(fn, inputs, kwargs, roots, layers, consumers, blocks, record) -> tu
 def _assemble(runs, layers, block_names, repeats) -> Profile:
     counter = runs[0][0]
     by_layer = counter.by_layer()
+    inside = {row[0] for row in runs[0][3].values() if row[2] is not None}  # re-run: a region
     rows = {}
     for name, layer in layers.items():
         inclusive, own = by_layer.get(name, (0, 0))
@@ -243,7 +248,8 @@ def _assemble(runs, layers, block_names, repeats) -> Profile:
             name=name, type=type(layer).__name__, depth=name.count(".") + (name != ""),
             calls=first[2], saved_bytes=inclusive, self_bytes=own, input_bytes=first[3],
             output_bytes=first[4], forward_s=statistics.median(r[0] for r in per_run),
-            recompute_s=statistics.median(r[1] for r in per_run) if first[2] else None,
+            recompute_s=statistics.median(r[1] for r in per_run)
+            if name in inside or name in block_names else None,
             is_block=name in block_names, children=_children(layers, name))
     for b in block_names:
         if rows[b].calls == 0:

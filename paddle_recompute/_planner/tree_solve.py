@@ -19,8 +19,9 @@ The program keeps, per call, the Pareto frontier of (memory, time) over the plan
 subtree: the call as a region under each option, or its ``keep`` bytes plus a plan of its
 children; children combine by min-plus convolution, chains of children by a chain program
 whose last piece is a child's plan or a run (a piece ending at child ``j`` is charged
-the spans ending inside it that start before it, so every charge is non-negative).  Pruning dominated points loses no optimum,
-so the answer is exact; points above the budget are dropped (costs are never negative).
+the spans ending inside it that start before it, so every charge is non-negative).
+Pruning dominated points loses no optimum, so the answer is exact; points above the
+budget are dropped (costs are never negative).
 With ``resolution > 0`` a frontier keeps one point per memory bucket of that width (the
 fastest, memory exact): plans still fit the budget exactly, optimality may be lost by at
 most the bucket width per combination, and frontiers stay short on large trees.
