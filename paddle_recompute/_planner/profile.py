@@ -75,6 +75,7 @@ class _Instrumented:
         # per call id: [layer, index, parent call, forward, recompute, [(input key, bytes)]]
         self.calls: dict[str, list] = {}
         self.counts: dict[str, int] = {}  # per name: calls so far
+        self.held: list = []  # every call's input tensors, until the run ends
         self.paused = False
         self.rerun_s = 0.0  # re-run time so far: enclosing layers' forward time excludes it
         self.saved_forwards: list = []
@@ -131,6 +132,9 @@ class _Instrumented:
         parent = self.counter.stack[-1] if self.counter.stack else None
         self.calls[call] = [name, index, parent, 0.0, 0.0, inputs]
         self.counter.stack.append(call)
+        self.held.append(tensors)  # alive to the end of the run: no other tensor takes their keys
+        for key, _ in inputs:
+            self.counter.use(key, tuple(self.counter.stack))
         return call, inputs
 
     def _rerun(self, original, state, args, kwargs) -> float:
@@ -229,6 +233,8 @@ def _one_run(fn, inputs, kwargs, roots, layers, consumers, blocks, record) -> tu
             sync()
             seconds = _clock() - start - inst.rerun_s
         del out
+    counter.resolve_uses()
+    inst.held.clear()
     for block, keys in inst.block_inputs:
         counter.give_to_consumer(block, keys)
     counter.give_to_outside({c for c, row in inst.calls.items() if row[0] in inst.blocks})

@@ -49,15 +49,23 @@ def spans(tensors) -> list:
 
 
 class _Entry:
-    __slots__ = ("nbytes", "owner", "first", "savers", "record")
+    __slots__ = ("nbytes", "owner", "first", "savers", "uses", "record")
 
     def __init__(self, nbytes: int, owner: tuple, record):
-        self.nbytes, self.owner, self.first, self.savers, self.record = nbytes, owner, owner, [], record
+        self.nbytes, self.owner, self.first, self.record = nbytes, owner, owner, record
+        self.savers: list[tuple] = []
+        self.uses: list[tuple] = []  # stacks of the calls that took the tensor as an input
+
+    def stacks(self) -> list[tuple]:
+        """Every save of the tensor and every call it was an input of."""
+        return [self.first, *self.savers, *self.uses]
 
     def common(self) -> tuple:
-        """The calls running at every save of the tensor (their stack's common prefix)."""
+        """The calls running at every save and every use of the tensor as a call's input
+        (their stacks' common prefix): a region frees the tensor only if all of them lie
+        inside it, since a region holds its inputs (NOTE [ Region tree ])."""
         out = self.first
-        for stack in self.savers:
+        for stack in self.stacks():
             n = 0
             while n < min(len(out), len(stack)) and out[n] == stack[n]:
                 n += 1
@@ -80,6 +88,7 @@ class Counter:
         self.producers: dict[int, str] = {}  # data pointer -> op that last made it
         self.running = False
         self.unresolved: list = []  # records saved inside the running op
+        self.pending_uses: list = []  # (key, stack): inputs not saved (yet) when the call began
 
     def observe_op(self, name, fn, args, kwargs):
         """Run operator ``name``, remembering it as the producer of its outputs."""
@@ -119,6 +128,22 @@ class Counter:
             if self.running:
                 self.unresolved.append((record, key[0]))
         self.entries[key] = _Entry(n, tuple(self.stack), record)
+
+    def use(self, key: tuple, stack: tuple) -> None:
+        """Note that the call on top of ``stack`` took the tensor ``key`` as an input (the
+        caller keeps the tensor alive until :meth:`resolve_uses`, so keys stay unique)."""
+        entry = self.entries.get(key)
+        if entry is not None:
+            entry.uses.append(stack)
+        else:
+            self.pending_uses.append((key, stack))
+
+    def resolve_uses(self) -> None:
+        """Attach the uses of tensors saved after the call that took them began."""
+        for key, stack in self.pending_uses:
+            if key in self.entries:
+                self.entries[key].uses.append(stack)
+        self.pending_uses.clear()
 
     def alive_anyway(self, ptr: int) -> bool:
         i = bisect.bisect_right(self.starts, ptr) - 1
@@ -177,7 +202,7 @@ class Counter:
         for e in self.entries.values():
             common = e.common()
             depth = len(common)
-            stacks = [e.first, *e.savers]
+            stacks = e.stacks()
             if not common or any(len(s) == depth for s in stacks):
                 continue
             out.setdefault(common[-1], []).append(({s[depth] for s in stacks}, e.nbytes))
