@@ -8,6 +8,7 @@ from paddle import nn
 from paddle.base import core
 
 import paddle_recompute as pr
+from paddle_recompute._planner import tree_plan, tree_solve
 from paddle_recompute._planner.profile import nbytes_of
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
@@ -122,7 +123,10 @@ def test_plan_holds_what_it_predicts_and_trains_exactly(built, way):
         held = _held(model, x)
         model.clear_gradients()
         loss, grads = _step(model, x)
-    assert held - base == plan.predicted_bytes - prof.total_bytes, (held, base, str(plan))
+    # the model never under-predicts; it over-predicts a region's output that a kept
+    # consumer takes without saving (NOTE [ Region tree ]); by at most a quarter here
+    over = (plan.predicted_bytes - prof.total_bytes) - (held - base)
+    assert 0 <= over <= prof.total_bytes / 4, (held, base, str(plan))
     assert loss == ref_loss
     assert_tensors_equal(grads, ref_grads)
 
@@ -144,7 +148,8 @@ def test_budgets_down_to_the_real_minimum(built):
     assert floor.predicted_bytes == least
     base = _held(model, x)
     with floor.apply():
-        assert _held(model, x) - base == least - prof.total_bytes
+        over = (least - prof.total_bytes) - (_held(model, x) - base)
+    assert 0 <= over <= prof.total_bytes / 4
 
 
 def test_each_call_of_a_shared_layer_is_its_own_region():
@@ -208,3 +213,30 @@ def test_tree_solver_brute_force_agrees_on_a_model():
         fast = pr.planner.plan(model, x, budget=budget, profile=prof)
         brute = pr.planner.plan(model, x, budget=budget, profile=prof, solver="brute_force")
         assert (fast.predicted_bytes, fast.extra_s) == (brute.predicted_bytes, brute.extra_s)
+
+
+def test_every_plan_of_a_small_model_holds_at_most_its_prediction():
+    """All 143 plans of the twice-model's tree (every set of non-overlapping regions, runs
+    included): none holds more than predicted (the model's guarantee), each trains exactly."""
+    model, x = _build("twice")
+    prof = pr.planner.profile(model, x, repeats=1)
+    table = {"": model, **dict(model.named_sublayers())}
+    root, cands = tree_plan.call_tree(prof, table, ["full"])
+    every = list(tree_solve._all_plans(root))
+    assert len(every) == 143
+    ref_loss, ref_grads = _step(model, x)
+    base = _held(model, x)
+    for n, picks in enumerate(every):
+        memory, _ = tree_solve.tree_plan_cost(root, picks)
+        choices = tree_plan.choices_of(prof, cands, picks)
+        plan = pr.planner.Plan(budget=prof.total_bytes, baseline_bytes=prof.total_bytes,
+                               predicted_bytes=int(memory), extra_s=0.0, forward_s=0.0,
+                               choices=choices, layers={t: table[t] for c in choices for t in c.targets})
+        with plan.apply():
+            assert _held(model, x) - base <= memory - prof.total_bytes, [c.block for c in choices]
+            if n % 8 == 0:
+                model.clear_gradients()
+                loss, grads = _step(model, x)
+                assert loss == ref_loss
+                assert_tensors_equal(grads, ref_grads)
+        model.clear_gradients()

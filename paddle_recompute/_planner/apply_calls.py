@@ -18,13 +18,14 @@ from .._core.nonreentrant import rerunning
 __all__ = ["call_forward"]
 
 
-def call_forward(layer, original: Callable, choices: list, wrap_of: Callable) -> Callable:
-    """``layer``'s forward under ``choices`` (the plan's choices that target it)."""
+def call_forward(layer, original: Callable, choices: list, wrap: Callable) -> Callable:
+    """``layer``'s forward under ``choices`` (the plan's choices that target it);
+    ``wrap(choice, forward)`` is a choice's region around a forward (its kind's wrap)."""
     per_call: dict = {}
     for c in choices:
         per_call.setdefault(c.call, []).append(c)
     calls = choices[0].calls
-    forwards = {k: _forward_of(layer, original, cs, wrap_of) for k, cs in per_call.items()}
+    forwards = {k: _forward_of(layer, original, cs, wrap) for k, cs in per_call.items()}
     if None in forwards:  # every call alike
         return forwards[None]
     if len(forwards) == calls and len({id(f) for f in forwards.values()}) == 1:
@@ -40,21 +41,20 @@ def call_forward(layer, original: Callable, choices: list, wrap_of: Callable) ->
     return numbered
 
 
-def _forward_of(layer, original: Callable, choices: list, wrap_of: Callable) -> Callable:
-    spans = sorted(c.span for c in choices if c.span is not None)
+def _forward_of(layer, original: Callable, choices: list, wrap: Callable) -> Callable:
     whole = [c for c in choices if c.span is None]
     if whole:
-        return wrap_of(whole[0].kind)(original)
+        return wrap(whole[0], original)
     subs = [s for s in layer._sub_layers.values() if s is not None]
-    region = wrap_of("full")
-    starts = {a: b for a, b in spans}
+    starts = {c.span[0]: (c.span[1], c) for c in choices}
 
     def runs(x):
         i = 0
         while i < len(subs):
             if i in starts:
-                x = region(functools.partial(_chain, tuple(subs[i:starts[i]])))(x)
-                i = starts[i]
+                end, choice = starts[i]
+                x = wrap(choice, functools.partial(_chain, tuple(subs[i:end])))(x)
+                i = end
             else:
                 x = subs[i](x)
                 i += 1

@@ -146,12 +146,17 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
                              "remove that plan first")
         by_layer.setdefault(id(layer), (layer, []))[1].append(choice)
     for layer, choices in by_layer.values():
-        wrapped = call_forward(layer, layer.forward, choices, wrap_of)
+        wrapped = call_forward(layer, layer.forward, choices, _region)
         setattr(wrapped, _MARK, True)
         swaps.append((layer, swap_forward(layer, wrapped)))
     handle = AppliedPlan(plan, swaps)
     plan._applied.append(handle)
     return handle
+
+
+def _region(choice: BlockChoice, forward):
+    """``forward`` as the region ``choice`` makes (its kind's wrap)."""
+    return wrap_of(choice.kind)(forward)
 
 
 def _targets(model, plan) -> list:

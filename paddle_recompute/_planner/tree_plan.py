@@ -19,7 +19,7 @@ from .profile_result import CallProfile, LayerProfile, Profile
 from .solve import Option
 from .tree_solve import Call, solve_tree, solve_tree_brute_force
 
-__all__ = ["call_tree", "solve_calls"]
+__all__ = ["call_tree", "solve_calls", "choices_of"]
 
 _TREE_KINDS_LEFT_OUT = ("keep", "sub")  # the tree already offers both
 _MAX_FRONTIER_POINTS = 4000  # above this many bytes-steps, frontiers are bucketed
@@ -84,8 +84,13 @@ def solve_calls(prof: Profile, table: dict, kinds, limit: int, solver: str = "ex
     else:
         resolution = max(limit, 1) / _MAX_FRONTIER_POINTS if len(prof.calls) > 64 else 0
         sol = solve_tree(root, limit, resolution=resolution)
+    return choices_of(prof, cands, sol.picks), sol.memory, sol.time
+
+
+def choices_of(prof: Profile, cands: dict, picks) -> list[BlockChoice]:
+    """The plan's choices for the solver's picks."""
     choices = []
-    for pick in sol.picks:
+    for pick in picks:
         row = prof.calls[pick.name]
         if pick.span is None:
             c = cands[pick.name][pick.option]
@@ -98,4 +103,4 @@ def solve_calls(prof: Profile, table: dict, kinds, limit: int, solver: str = "ex
                 f"{pick.name}[{a}:{b + 1}]", "full", "run", kids[0].input_bytes,
                 sum(k.recompute_s for k in kids), (row.layer,), call=row.index,
                 calls=prof.layers[row.layer].calls, span=(a, b + 1)))
-    return choices, sol.memory, sol.time
+    return choices

@@ -15,6 +15,12 @@ their savers, and held otherwise.  A plan picks regions that do not overlap; its
 chosen regions' memory plus the ``keep`` bytes of every call not inside a chosen region,
 its time the sum of the chosen regions' time (the additive model of NOTE [ Planner model ]).
 
+What a call's tensors cost is read from the profile (``_planner/profile_calls.py``): a
+tensor belongs to the deepest call inside which it was saved every time and taken as an
+input of every call that took it, since a region holds its inputs.  That never predicts
+less than is held; it predicts more for a region's output that a kept call takes without
+saving it (the region's output is then freed, the model holds it as the consumer's input).
+
 The program keeps, per call, the Pareto frontier of (memory, time) over the plans of its
 subtree: the call as a region under each option, or its ``keep`` bytes plus a plan of its
 children; children combine by min-plus convolution, chains of children by a chain program
