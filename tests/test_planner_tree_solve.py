@@ -27,7 +27,7 @@ def calls(draw, depth=0, prefix="r"):
     return Call(prefix, keep=draw(cost), options=tuple(draw(options)), children=kids, chain=chain,
                 run_memory=tuple(draw(cost) for _ in kids) if chain else (),
                 run_time=tuple(draw(cost) for _ in kids) if chain else (),
-                whole_run=draw(st.booleans()),
+                whole_run=draw(st.booleans()), run_cost=draw(cost),
                 spans=tuple(draw(st.lists(_span(n), max_size=3))) if chain else ())
 
 

@@ -24,6 +24,7 @@ from .policy_options import measure_policies
 from .profile import profile as run_profile
 from .profile_blocks import layer_table
 from .profile_result import Profile
+from .region_overhead import measure_region_overhead
 from .solve import BLOCK_SOLVERS, InfeasibleBudget, Option
 from .tree_plan import solve_calls
 
@@ -122,6 +123,7 @@ def plan(
     table = layer_table(model_or_fn, roots, blocks)
     measure_policies((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
     if regions == "tree":
+        measure_region_overhead((model_or_fn, sample_inputs, kwargs), table, roots, prof)
         return _tree_plan(prof, table, kinds, limit, solver)
     cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
     for b, c in zip(prof.blocks, cands, strict=True):

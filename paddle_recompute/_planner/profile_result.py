@@ -112,6 +112,7 @@ class Profile:
     # block -> policy option kind -> (bytes held, rerun seconds): see _planner/policy_options.py
     policy_costs: dict[str, dict[str, tuple]] = field(default_factory=dict)
     calls: dict[str, CallProfile] = field(default_factory=dict)  # call id -> row, in call order
+    region_s: float | None = None  # a region's own cost per step: see _planner/region_overhead.py
 
     @property
     def outside_bytes(self) -> int:

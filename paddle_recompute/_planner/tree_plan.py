@@ -2,7 +2,8 @@
 runs of a ``Sequential``'s children (NOTE [ Region tree ] in ``_planner/tree_solve.py``).
 
 The tree comes from ``Profile.calls``; each call's options are the registered kinds'
-candidates for it (``keep`` and ``sub`` are the tree itself, so they are left out).  A
+candidates for it (``keep`` and ``sub`` are the tree itself, so they are left out), each
+region's time plus ``Profile.region_s`` (``_planner/region_overhead.py``).  A
 call made from outside every layer (the model's own call) offers no option: recomputing
 the whole step holds nothing between forward and backward but rebuilds all of it in
 backward, which the additive model cannot see.  For the same reason the run of all the
@@ -10,6 +11,8 @@ children of such a call is not offered.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from paddle import nn
 
@@ -40,7 +43,8 @@ def _call(prof: Profile, table: dict, row: CallProfile, kinds, cands: dict) -> C
     kids = tuple(_call(prof, table, c, kinds, cands) for c in children)
     options = ()
     if row.parent is not None and row.saved_bytes > 0:
-        cands[row.id] = [c for c in candidates_for(_as_layer_row(prof, row), prof, kinds)
+        cands[row.id] = [replace(c, time=c.time + (prof.region_s or 0.0))
+                         for c in candidates_for(_as_layer_row(prof, row), prof, kinds)
                          if c.memory < row.saved_bytes]
         options = tuple(Option(c.name, c.memory, c.time) for c in cands[row.id])
     chain = _is_chain(table, row, children)
@@ -49,6 +53,7 @@ def _call(prof: Profile, table: dict, row: CallProfile, kinds, cands: dict) -> C
                 children=kids, chain=chain,
                 run_memory=tuple(c.input_bytes for c in children) if chain else (),
                 run_time=tuple(c.recompute_s for c in children) if chain else (),
+                run_cost=prof.region_s or 0.0,
                 whole_run=row.parent is not None, spans=spans)
 
 
@@ -101,6 +106,6 @@ def choices_of(prof: Profile, cands: dict, picks) -> list[BlockChoice]:
             kids = [prof.calls[k] for k in row.children[a:b + 1]]
             choices.append(BlockChoice(
                 f"{pick.name}[{a}:{b + 1}]", "full", "run", kids[0].input_bytes,
-                sum(k.recompute_s for k in kids), (row.layer,), call=row.index,
+                sum(k.recompute_s for k in kids) + (prof.region_s or 0.0), (row.layer,), call=row.index,
                 calls=prof.layers[row.layer].calls, span=(a, b + 1)))
     return choices

@@ -57,6 +57,7 @@ class Call:
     run_memory: tuple[float, ...] = ()  # per child: what a run starting there holds
     run_time: tuple[float, ...] = ()  # per child: its rerun's seconds
     whole_run: bool = True  # whether the run of all the children is offered
+    run_cost: float = 0.0  # seconds a run costs beyond its children's reruns
     # (first child, last child, bytes) saved only by children first..last (first < last):
     # not in ``keep``; freed by a run covering first..last, else held (chains only)
     spans: tuple[tuple[int, int, float], ...] = ()
@@ -82,7 +83,8 @@ class TreeSolution:
 
 def _check(call: Call) -> None:
     for c in _walk(call):
-        costs = [c.keep, *c.run_memory, *c.run_time] + [x for o in c.options for x in (o.memory, o.time)]
+        costs = [c.keep, c.run_cost, *c.run_memory, *c.run_time]
+        costs += [x for o in c.options for x in (o.memory, o.time)]
         if any(x < 0 or math.isnan(x) for x in costs):
             raise ValueError(f"planner: call {c.name!r} has a negative or NaN cost")
         if c.chain and not (len(c.run_memory) == len(c.run_time) == len(c.children)):
@@ -150,7 +152,7 @@ def _chain(call: Call, kids: list, budget: float, resolution: float) -> list:
             if i == 1 and j == len(kids) and not call.whole_run:
                 continue
             memory = call.run_memory[i - 1] + _span_bytes(call, i - 1, j - 1)
-            seconds = sum(call.run_time[i - 1:j])
+            seconds = sum(call.run_time[i - 1:j]) + call.run_cost
             run = Pick(call.name, span=(i - 1, j - 1))
             points += [(m + memory, t + seconds, (p, run)) for m, t, p in best[i - 1]
                        if m + memory <= budget]
@@ -220,7 +222,7 @@ def tree_plan_cost(root: Call, picks: Sequence[Pick]) -> tuple[float, float]:
         covered = set()
         for a, b in runs.get(c.name, ()):
             memory += c.run_memory[a]
-            seconds += sum(c.run_time[a:b + 1])
+            seconds += sum(c.run_time[a:b + 1]) + c.run_cost
             covered.update(range(a, b + 1))
         memory += sum(n for lo, hi, n in c.spans
                       if not any(a <= lo and hi <= b for a, b in runs.get(c.name, ())))
