@@ -1,11 +1,16 @@
 """Quickstart: one call, ``recompute(block, x)``, instead of ``block(x)``.
 
-Trains a small residual MLP twice from the same seeds, with and without recompute of its
-blocks, and shows that losses and gradients are bit-for-bit identical (dropout included)
-while the activations kept between forward and backward shrink.  For time and memory of
-every mode, run ``paddle-recompute bench``.
+What it shows: a small residual MLP (with dropout) learns a fixed regression batch, twice
+from the same seeds, once with its blocks run through ``recompute`` and once without.
+Losses and gradients are bit-for-bit identical (dropout included) while the activations
+kept between forward and backward shrink.  For time and memory of every mode, run
+``paddle-recompute bench``.
 
     python examples/quickstart.py [--steps 3]
+
+Output: one line per step with the loss with recompute and without (falling, equal), a
+line saying the gradients are identical too, and the host memory the last forward kept
+for backward in each run.
 """
 
 from __future__ import annotations
@@ -72,7 +77,8 @@ def main(argv: list[str] | None = None) -> None:
     np.testing.assert_array_equal(recomputed[0], plain[0])
     for a, b in zip(recomputed[1], plain[1], strict=True):
         np.testing.assert_array_equal(a, b)
-    print(f"losses without recompute: {plain[0]}\nlosses with recompute:    {recomputed[0]}")
+    for step, (loss, ref) in enumerate(zip(recomputed[0], plain[0], strict=True)):
+        print(f"step {step}  loss {loss:.6f} with recompute, {ref:.6f} without")
     print("identical, bit for bit, as are all gradients")
     if HostMemory().enabled():
         print(f"kept for backward: {plain[2] / MiB:.1f} MiB without recompute, "

@@ -15,9 +15,9 @@ Three layers, each built on the one before:
 :func:`assert_loss_parity`: it routes chosen sublayers through :func:`~paddle_recompute.recompute`.
 """
 
-from ._interop.testing import (
+from ._interop.compare import assert_tensors_equal
+from ._interop.parity import (
     assert_loss_parity,
-    assert_tensors_equal,
     recompute_sublayers,
     snapshot_buffers,
     snapshot_grads,

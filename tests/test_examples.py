@@ -1,6 +1,13 @@
-"""Every example (and benchmark script) runs, at tiny sizes, as a user would start it."""
+"""Every example (and benchmark script) runs, at tiny sizes, as a user would start it.
 
+For each example: the command exits 0, prints its parity line (the example asserts the
+parity itself, so the line appears only when it held), and its loss falls: every run of
+``step k  loss v`` lines it prints ends below where it started.
+"""
+
+import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,36 +15,98 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
 GPT_TINY = ["--blocks", "2", "--hidden", "32", "--heads", "2", "--seq", "16", "--batch", "2", "--vocab", "64"]
 
-CASES = {
-    "examples/quickstart.py": ([], "identical, bit for bit"),
-    "examples/gpt_pretrain.py": (["--recompute", "0", "--steps", "2", "--check", *GPT_TINY],
-                                 "check: losses are bit-for-bit equal"),
-    "examples/gpt_pretrain.py non-reentrant": (["--recompute", "all", "--non-reentrant", "--steps", "1",
-                                                *GPT_TINY], "recomputing blocks [0, 1] (non-reentrant)"),
-    "examples/resnet.py": (["--steps", "1", "--batch", "2", "--image", "16"], "are bit-for-bit identical"),
-    "examples/data_parallel.py": (["--steps", "2", "--blocks", "2", "--hidden", "16", "--batch", "8"],
-                                  "DataParallel with recompute: bit-for-bit equal"),
-    "examples/planner_budget.py": (["--steps", "1", *GPT_TINY], "bit-for-bit equal"),
-    "examples/paddleformers_llama.py": (["--steps", "2", "--layers", "2", "--hidden", "32", "--seq", "16",
-                                         "--batch", "2", "--vocab", "64"], "bit-for-bit equal"),
+# name: (command, text printed only when the parity held)
+EXAMPLES = {
+    "quickstart": ([PY, "examples/quickstart.py"], "identical, bit for bit, as are all gradients"),
+    "gpt_pretrain": ([PY, "examples/gpt_pretrain.py", "--recompute", "0", "--steps", "4", "--check",
+                      *GPT_TINY], "check: losses are bit-for-bit equal"),
+    "gpt_pretrain non-reentrant": ([PY, "examples/gpt_pretrain.py", "--recompute", "all", "--non-reentrant",
+                                    "--steps", "4", "--check", *GPT_TINY],
+                                   "check: losses are bit-for-bit equal"),
+    "resnet": ([PY, "examples/resnet.py", "--steps", "3", "--batch", "4", "--image", "16"],
+               "40 BatchNorm running statistics are bit-for-bit identical"),
+    "data_parallel": ([PY, "examples/data_parallel.py", "--steps", "3", "--blocks", "2", "--hidden", "16",
+                       "--batch", "8"], "DataParallel with recompute: bit-for-bit equal"),
+    "planner_budget": ([PY, "examples/planner_budget.py", "--steps", "3", *GPT_TINY],
+                       "losses with the plan are bit-for-bit equal"),
+    "paddleformers_llama": ([PY, "examples/paddleformers_llama.py", "--steps", "3", "--layers", "2",
+                             "--hidden", "32", "--seq", "16", "--batch", "2", "--vocab", "64"],
+                            "losses with the plan are bit-for-bit equal"),
+    "mindspore_port": ([PY, "-m", "paddle_recompute.mindspore", "examples/mindspore_port.py", "--steps", "3",
+                        "--blocks", "2"], "losses with .recompute() are bit-for-bit equal"),
+    "loss_parity_ci": ([PY, "-m", "pytest", "-q", "-s", "examples/test_loss_parity_ci.py"], "2 passed"),
+    "hybrid_parallel": ([PY, "examples/hybrid_parallel.py", "--steps", "3"],
+                        "tensor parallel with recompute_hybrid: bit-for-bit equal"),
+    "hybrid_parallel launch": ([PY, "-m", "paddle.distributed.launch", "--nproc_per_node", "2",
+                                "--log_dir", "{tmp}", "examples/hybrid_parallel.py", "--steps", "3"],
+                               "equal to no recompute; each block ran twice a step"),
+}
+BENCHMARKS = {
     "benchmarks/gpt.py": (["--rounds", "1", "--quiet", "--modes", "ours reentrant", *GPT_TINY],
                           "bit-for-bit equal to none (asserted)"),
     "benchmarks/frontier.py": (["--models", "gpt,llama", "--blocks", "2", "--hidden", "32", "--seq", "16",
                                 "--batch", "2", "--vocab", "64", "--rounds", "1"], "budget 0.25: plan fits"),
     "benchmarks/overhead.py": (["--rounds", "1", "--warmup", "0", "--blocks", "4"], "| ours non-reentrant |"),
 }
-TIMEOUT_S = {"examples/data_parallel.py": 120}
+TIMEOUT_S = {name: 120 for name in ("data_parallel", "hybrid_parallel", "hybrid_parallel launch")}
+STEP_LINE = re.compile(r"^step\s+(\d+)\s+loss\s+([-+0-9.e]+)", re.MULTILINE)
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_example_runs(case):
-    script = case.split(" ")[0]
-    args, expected = CASES[case]
+def _run(command: list[str], timeout: int) -> str:
+    """Run ``command`` from the repository root on this checkout's package; its stdout."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, PYTHONPATH=path)  # this checkout's package, not an installed one
-    proc = subprocess.run([sys.executable, str(ROOT / script), *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT_S.get(script, 90))
-    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    assert expected in proc.stdout, proc.stdout[-3000:]
+    proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{command} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def loss_runs(stdout: str) -> list[list[float]]:
+    """The printed losses, one list per run (a run starts again at step 0)."""
+    runs: list[list[float]] = []
+    for step, loss in STEP_LINE.findall(stdout):
+        if int(step) == 0:
+            runs.append([])
+        assert runs and int(step) == len(runs[-1]), f"step {step} out of order:\n{stdout[-3000:]}"
+        runs[-1].append(float(loss))
+    return runs
+
+
+def test_every_example_is_run_here():
+    scripts = {p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").glob("*.py")}
+    assert scripts == {next(a for a in cmd if a.startswith("examples/")) for cmd, _ in EXAMPLES.values()}
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_example_trains_with_parity(name, tmp_path):
+    command, parity = EXAMPLES[name]
+    stdout = _run([part.format(tmp=tmp_path) for part in command], TIMEOUT_S.get(name, 90))
+    assert parity in stdout, stdout[-3000:]
+    runs = loss_runs(stdout)
+    assert runs, f"no 'step k  loss v' lines:\n{stdout[-3000:]}"
+    for losses in runs:
+        assert len(losses) >= 2 and losses[-1] < losses[0], f"the loss did not fall: {losses}"
+
+
+def test_loss_runs_reads_each_run():
+    text = "step 0  loss 2.5 a\nstep 1  loss 2.0\nother\nstep 0  loss 3.0\nstep 1  loss 1e-3 b\n"
+    assert loss_runs(text) == [[2.5, 2.0], [3.0, 0.001]]
+    with pytest.raises(AssertionError, match="out of order"):
+        loss_runs("step 0  loss 1.0\nstep 2  loss 0.5\n")
+
+
+def test_mindspore_example_is_mindspore_code():
+    """The runner's example imports MindSpore, never Paddle or this library: it runs unmodified."""
+    tree = ast.parse((ROOT / "examples/mindspore_port.py").read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported == {"argparse", "mindspore", "numpy"}
+
+
+@pytest.mark.parametrize("script", list(BENCHMARKS))
+def test_benchmark_runs(script):
+    args, expected = BENCHMARKS[script]
+    assert expected in _run([PY, script, *args], 90), script

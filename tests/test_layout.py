@@ -114,3 +114,31 @@ def test_public_namespace_examples_run(name):
     module = importlib.import_module(f"paddle_recompute.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted and not result.failed
+
+
+def _folder(module: str, modules: dict) -> str:
+    """The package a module belongs to (a package is its own folder)."""
+    return module if modules[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+
+
+def _private_imports(name: str, path: Path, modules: dict) -> list[str]:
+    """``from <module> import _name`` in ``name`` where ``<module>`` sits in another folder."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        source = _resolve(name, path.name == "__init__.py", node)
+        if source not in modules:
+            continue
+        for alias in node.names:
+            if alias.name.startswith("_") and _folder(source, modules) != _folder(name, modules):
+                found.append(f"{name} imports {source}.{alias.name} (line {node.lineno})")
+    return found
+
+
+def test_no_folder_imports_another_folders_private_names():
+    """The seams between folders are public names (``Frame``, not ``_Frame``): a module may
+    import ``_``-prefixed names only from its own folder."""
+    modules = _modules()
+    wrong = sorted(w for name, path in modules.items() for w in _private_imports(name, path, modules))
+    assert not wrong, "private names imported across folders:\n" + "\n".join(wrong)

@@ -24,20 +24,21 @@ def frames(monkeypatch):
     """Weak references to every region frame created during the test."""
     refs = []
 
-    class TrackedNonReentrant(_nonreentrant._Frame):
+    class TrackedNonReentrant(_nonreentrant.Frame):
         __slots__ = ("__weakref__",)
 
-        def __init__(self):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
             refs.append(weakref.ref(self))
 
-    class TrackedReentrant(_reentrant._Frame):
+    class TrackedReentrant(_reentrant._Call):
         __slots__ = ()
 
         def __init__(self):
             refs.append(weakref.ref(self))
 
-    monkeypatch.setattr(_nonreentrant, "_Frame", TrackedNonReentrant)
-    monkeypatch.setattr(_reentrant, "_Frame", TrackedReentrant)
+    monkeypatch.setattr(_nonreentrant, "Frame", TrackedNonReentrant)
+    monkeypatch.setattr(_reentrant, "_Call", TrackedReentrant)
     return refs
 
 

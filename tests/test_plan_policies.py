@@ -11,7 +11,9 @@ from paddle.base import core
 import paddle_recompute as pr
 from paddle_recompute import policies
 from paddle_recompute._bench import harness as gpt_model
-from paddle_recompute._selective import frame as _selective
+from paddle_recompute._entry import recompute as _entry
+from paddle_recompute._planner.policy_frame import measured_regions
+from paddle_recompute._selective.frame import PolicyFrame
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
 CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=4, dropout=0.1)
@@ -30,15 +32,11 @@ def test_a_region_knows_the_bytes_it_holds(policy):
     block = gpt_model.Block(CFG)
     x = paddle.randn([CFG.batch, CFG.seq, CFG.hidden])
     x.stop_gradient = False
-    finished = []
-    _selective.FINISHED.append(finished)
-    try:
+    with measured_regions() as finished:
         gc.collect()
         before = _allocated()
         out = pr.recompute(block, x, use_reentrant=False, policy=policy)
         held = _allocated() - before - out.size * out.element_size()
-    finally:
-        _selective.FINISHED.remove(finished)
     (frame,) = finished
     assert frame.held_bytes() == held  # the allocator counts requested bytes: exact
     out.sum().backward()
@@ -93,7 +91,7 @@ def test_a_policy_kind_that_fails_is_left_out_with_a_warning():
         with pytest.warns(UserWarning, match="'policy:broken' left out.*no such tensor"):
             plan = pr.planner.plan(model, tokens, budget=0.5, options=("keep", "full", "policy:broken"))
         assert {c.kind for c in plan.choices} <= {"keep", "full"}
-        assert not _selective.FINISHED  # the measurement's hook is gone
+        assert _entry._POLICY_FRAMES.make is PolicyFrame  # the measurement's frames are gone
     finally:
         from paddle_recompute._planner import options as _plan_options
         from paddle_recompute._planner import policy_options as _plan_policies

@@ -453,3 +453,43 @@ def test_a_kept_output_no_rerun_reaches_is_released(early_stop):
     # forward 2; the rerun reruns no linear (fc1 kept); without early stop it skips fc2
     # through its kept output
     assert counts["linear"] == 2
+
+
+# --------------------------------------------------------------------------- policy values
+
+
+def test_parametrized_policies_are_frozen_values_with_a_readable_repr():
+    import dataclasses
+
+    named = policies.save_names("qkv", "attn_out")
+    both = policies.save_any_of(policies.save_matmuls, named)
+    off = policies.offload(both)
+    assert repr(named) == "policies.save_names('attn_out', 'qkv')"
+    assert repr(both) == "policies.save_any_of(policies.save_matmuls, policies.save_names('attn_out', 'qkv'))"
+    assert repr(off) == f"policies.offload({both!r})"
+    assert named == policies.save_names("attn_out", "qkv")
+    assert hash(named) == hash(policies.save_names("qkv", "attn_out"))
+    assert off == policies.offload(both) and named != policies.save_names("qkv")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        named.names = frozenset({"other"})
+    assert off.names == both.names == named.names == frozenset({"qkv", "attn_out"})
+    assert policies.offload(policies.save_matmuls).names == frozenset()
+
+
+def test_policy_values_answer_as_the_closures_did():
+    info = policies.PolicyInfo("linear", "qkv", 0, paddle.ones([2]), ((2,),))
+    other = policies.PolicyInfo("softmax", None, 0, paddle.ones([2]), ((2,),))
+    named = policies.save_names("qkv")
+    assert named(info) is True and named(other) is False
+    first = policies.save_any_of(lambda i: False, policies.offload(named), policies.save_all)
+    assert first(info) is policies.OFFLOAD and first(other) is True
+    assert policies.save_any_of(policies.save_matmuls)(other) is False
+    assert policies.offload(policies.save_matmuls)(info) is policies.OFFLOAD
+
+
+def test_names_inside_offload_and_any_of_still_raise_when_never_tagged():
+    lin = nn.Linear(4, 4)
+    x = requires_grad(paddle.randn([2, 4]))
+    policy = policies.offload(policies.save_any_of(policies.save_matmuls, policies.save_names("qkv")))
+    with pytest.raises(RecomputeError, match=r"named \['qkv'\], but none was tagged"):
+        recompute(lin, x, use_reentrant=False, policy=policy)

@@ -10,7 +10,7 @@ from _rc_helpers import requires_grad
 import paddle_recompute as pr
 from paddle_recompute import policies
 from paddle_recompute._core import ops, tensor_methods
-from paddle_recompute._selective import frame as frame_module
+from paddle_recompute._planner.policy_frame import measured_regions
 
 EXPRESSIONS = [
     "x + y", "x + 2.0", "2.0 + x", "x - y", "x - 2.0", "2.0 - x", "x * y", "x * 2.0", "2 * x",
@@ -77,12 +77,8 @@ def test_operator_matmuls_are_kept_and_skipped():
     q, k, v = (requires_grad(paddle.rand([2, 4, 8])) for _ in range(3))
     plain = _attention(q, k, v)
     grads = paddle.grad(plain.sum(), [q, k, v])
-    finished = []
-    frame_module.FINISHED.append(finished)
-    try:
+    with measured_regions() as finished:
         out = pr.recompute(_attention, q, k, v, use_reentrant=False, policy=policies.save_matmuls)
-    finally:
-        frame_module.FINISHED.remove(finished)
     (frame,) = finished
     matmuls = [op for op in frame.ops if op.name == "matmul"]
     assert len(matmuls) == 2 and all(op.skippable for op in matmuls)

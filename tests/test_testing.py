@@ -8,8 +8,8 @@ import paddle
 import pytest
 from paddle import nn
 
-from paddle_recompute import recompute
-from paddle_recompute._interop import testing
+from paddle_recompute import recompute, testing
+from paddle_recompute._interop import compare, parity
 from paddle_recompute.testing import (
     assert_loss_parity,
     assert_tensors_equal,
@@ -270,7 +270,8 @@ def test_recompute_sublayers_unknown_name():
 # --------------------------------------------------------------------------- docstrings
 
 
-def test_docstring_examples_run():
-    result = doctest.testmod(testing, optionflags=doctest.ELLIPSIS)
+@pytest.mark.parametrize("module", [compare, parity], ids=["compare", "parity"])
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0

@@ -297,21 +297,17 @@ def test_planner_policy_measurements_ignore_another_threads_regions():
 
 
 def test_policy_frames_are_collected_by_their_own_thread_only():
-    """The planner's collector (``_selective.frame.FINISHED``) sees this thread's policy
-    regions, never another thread's."""
-    from paddle_recompute._selective import frame as _frame
+    """The planner's measured regions (``_planner.policy_frame.measured_regions``) are this
+    thread's policy regions, never another thread's."""
+    from paddle_recompute._planner.policy_frame import measured_regions
 
     lin = nn.Linear(DIM, DIM)
     x = _batch(3)
-    collected: list = []
-    _frame.FINISHED.append(collected)
-    try:
+    with measured_regions() as collected:
         run_concurrently([lambda: pr.recompute(lin, x, use_reentrant=False, policy=policies.save_matmuls)])
         assert collected == []
         pr.recompute(lin, x, use_reentrant=False, policy=policies.save_matmuls)
         assert len(collected) == 1
-    finally:
-        _frame.FINISHED.remove(collected)
 
 
 def test_a_raw_pair_adopted_for_another_threads_region_can_be_exited_first():

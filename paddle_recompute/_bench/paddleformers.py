@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import paddle
 from paddle import nn
 
-from .._core.forwards import swap_forward
+from .._entry.routing import route_forward
 from .blocks import Runner, plain_runner
 
 __all__ = ["FAMILIES", "causal_lm", "LlamaConfig", "Llama"]
@@ -91,7 +91,7 @@ class Llama(nn.Layer):
                             dropout=cfg.dropout, seed=None)
         self.blocks = self.lm.model.layers
         for block in self.blocks:
-            swap_forward(block, functools.partial(_through_runner, self, block.forward))
+            route_forward(block, lambda forward: functools.partial(_through_runner, self, forward))
 
     def forward(self, tokens: paddle.Tensor) -> paddle.Tensor:
         return self.lm(input_ids=tokens, return_dict=True).logits

@@ -55,7 +55,7 @@ def parity_case(target: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Run both trainings; print PASS or FAIL with the report; 0 on parity, 1 otherwise."""
-    from .._interop.testing import assert_loss_parity
+    from .._interop.parity import assert_loss_parity
 
     use_device("parity", args.device)
     case = parity_case(args.target)

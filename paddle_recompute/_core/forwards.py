@@ -1,16 +1,16 @@
 """Replace a Layer's ``forward`` on one instance, and put it back.
 
 NOTE [ Instance forwards ]: presets, plans, the profiler, calibration and the testing kit
-swap ``forward`` on a layer instance.  They write the instance attribute with
-``object.__setattr__``, never ``layer.forward = f``, because a model class may override
-``__setattr__``.  PaddleFormers does: ``PretrainedModel.__setattr__`` (and, once
-``paddleformers`` is imported, ``paddle.nn.TransformerEncoder``'s and
-``TransformerEncoderLayer``'s) passes the value through ``adapt_stale_fwd_patch``, which
-wraps a plain function whose signature lacks ``output_attentions``, ``output_hidden_states``
-or ``return_dict`` as ``value(self, *args, **kwargs)``: the layer is passed twice and
-``LlamaModel.forward`` received the input ids as ``attention_mask``.  Paddle's own
-``Layer.__setattr__`` stores a function as a plain attribute, so bypassing it changes nothing
-else.
+swap ``forward`` on a layer instance, all through ``route_forward`` (``_entry/routing.py``).
+The swap writes the instance attribute with ``object.__setattr__``, never
+``layer.forward = f``, because a model class may override ``__setattr__``.  PaddleFormers
+does: ``PretrainedModel.__setattr__`` (and, once ``paddleformers`` is imported,
+``paddle.nn.TransformerEncoder``'s and ``TransformerEncoderLayer``'s) passes the value
+through ``adapt_stale_fwd_patch``, which wraps a plain function whose signature lacks
+``output_attentions``, ``output_hidden_states`` or ``return_dict`` as
+``value(self, *args, **kwargs)``: the layer is passed twice and ``LlamaModel.forward``
+received the input ids as ``attention_mask``.  Paddle's own ``Layer.__setattr__`` stores a
+function as a plain attribute, so bypassing it changes nothing else.
 """
 
 from __future__ import annotations

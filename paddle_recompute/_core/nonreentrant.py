@@ -1,13 +1,36 @@
 """Non-reentrant recompute through saved-tensor hooks.
 
 NOTE [ Non-reentrant frames ]: in forward, every tensor an operator saves for backward
-inside the region is replaced by a small ``_Handle`` (index into the region's frame), so
-the activation itself can be freed.  When backward unpacks a handle whose value is not
-there, the frame reruns the function (replaying state, see NOTE [ Replay ]) with a
-``_Recomputation`` frame on the hook stack; the k-th tensor saved there is the k-th tensor
-saved in forward.  Only tensors whose handles are still alive are kept.  An unpacked value
-is handed over once; a second backward (``retain_graph=True``) recomputes again.  Frames
-nest: the innermost region on the stack owns the tensors saved inside it.
+inside the region is replaced by a small :class:`Handle` (index into the region's
+:class:`Frame`), so the activation itself can be freed.  When backward unpacks a handle
+whose value is not there, the frame reruns the function (replaying state, see
+NOTE [ Replay ]) with a :class:`Recomputation` frame on the hook stack; the k-th tensor
+saved there is the k-th tensor saved in forward.  Only tensors whose handles are still alive are kept.  An
+unpacked value is handed over once; a second backward (``retain_graph=True``) recomputes
+again.  Frames nest: the innermost region on the stack owns the tensors saved inside it.
+
+The seam: ``Frame``, ``Recomputation`` and ``Handle`` are what the layers above build on
+(the selective frame, ``no_recompute``, op records, the planner's measured frame).  A frame
+is constructed whole (``Frame(function, args, kwargs, state=..., ...)``) and
+:func:`run_non_reentrant` takes a ``make_frame`` with the same signature.  A subclass
+overrides only these:
+
+* ``Frame.observing()``: a context manager around the forward (None: nothing to observe).
+* ``Frame.pack(tensor)``: what the forward saves in place of ``tensor`` (a ``Handle``, or a
+  subclass that may carry a value).
+* ``Frame.hold(tensors)``: tensors the region holds until backward anyway (the outputs of
+  a ``no_recompute`` call); saved tensors that are these may be kept for free.
+* ``Frame.finish(early_stop)``: after the forward; sets ``early_stop``.
+* ``Frame.recomputation(needed)``: the ``Recomputation`` of one rerun.
+* ``Frame.recompute()``: one rerun (wrap it to time it or to observe operators).
+* ``Recomputation.pack(tensor)``: what a rerun does with the k-th saved tensor.
+
+Fields subclasses use: ``leaves`` (the flattened inputs), ``refs`` (weak references to the
+handles, by index), ``storage`` (rerun values by index), ``state`` (``ForwardState``),
+``check``, ``kept`` (``no_recompute`` records), ``early_stop``, and ``meta``, ``trace``,
+``last_pack_ns``, which an overriding ``pack`` keeps up as ``Frame.pack`` does (with
+:data:`clock`); a ``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops
+at), ``count``, ``stopper``, ``trace`` and ``kept_index``.
 
 Early stop: the rerun ends as soon as the last needed tensor is back, see NOTE [ Early
 stop ] in ``_core/stop.py``.  Stopping costs a few microseconds (a line tracer and an exception
@@ -31,14 +54,17 @@ from .offload import to_host, to_place
 from .state import ForwardState
 from .stop import Stoppable
 
-__all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS", "rerunning"]
+__all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS", "Frame", "Recomputation", "Handle", "clock",
+           "rerunning"]
 
 _API = "recompute(use_reentrant=False)"
 EARLY_STOP_MIN_TAIL_NS = 10_000  # about twice what a stop costs (measured: ~5 µs)
-_clock = time.perf_counter_ns
+clock = time.perf_counter_ns
 
 
-class _Handle:
+class Handle:
+    """What the forward saves in place of a tensor: its index in the frame."""
+
     __slots__ = ("frame", "index", "__weakref__")
 
     def __init__(self, frame, index: int):
@@ -62,11 +88,43 @@ _DISCARDED = _Discarded()
 _NO_CONTEXT = contextlib.nullcontext()
 
 
-class _Frame:
+class Frame:
+    """Forward frame of one non-reentrant region; see NOTE [ Non-reentrant frames ].
+
+    Args:
+        function: the region's function, rerun in backward.
+        args: its positional arguments.
+        kwargs: its keyword arguments.
+        state: the ``ForwardState`` captured before the forward (replayed by reruns).
+        offload: ``(position, leaf index)`` pairs of inputs kept on the host until backward.
+        check: compare what reruns save with the forward (count, shape, dtype, place).
+        debug: record which layer and operator saved each tensor.
+        recompute_context: a context manager entered around every rerun, or None.
+    """
+
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
         "early_stop", "check", "last_pack_ns", "end_ns", "trace", "recompute_context", "kept",
     )
+
+    def __init__(self, function, args, kwargs, *, state, offload=(), check=True, debug=False,
+                 recompute_context=None):
+        self.function = function
+        self.leaves, self.spec = tree.flatten_call(args, kwargs)
+        self.host = {}
+        for _, leaf in offload:
+            self.leaves[leaf], self.host[leaf] = to_host(self.leaves[leaf])
+        self.state = state
+        self.refs = []
+        self.meta = []
+        self.storage = {}
+        self.early_stop = False
+        self.check = check
+        self.last_pack_ns = 0
+        self.end_ns = 0
+        self.trace = [] if debug else None
+        self.recompute_context = recompute_context
+        self.kept = None
 
     def observing(self):
         """Context of the forward, or None (a policy frame observes operators)."""
@@ -76,19 +134,22 @@ class _Frame:
         """After the forward: stop reruns early only where the region's tail is worth it."""
         self.early_stop = early_stop and self.end_ns - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
 
+    def hold(self, tensors) -> None:
+        """``tensors`` are held until backward anyway (``no_recompute``'s outputs)."""
+
     def pack(self, tensor):
-        handle = _Handle(self, len(self.refs))
+        handle = Handle(self, len(self.refs))
         self.refs.append(weakref.ref(handle))
         if self.check:
             self.meta.append(tensor_meta(tensor))
         if self.trace is not None:
             self.trace.append(op_label())
-        self.last_pack_ns = _clock()
+        self.last_pack_ns = clock()
         return handle
 
     def unpack(self, index: int):
         if index not in self.storage:
-            self._recompute()
+            self.recompute()
         try:
             return self.storage.pop(index)
         except KeyError:
@@ -109,10 +170,11 @@ class _Frame:
             out.append(d)
         return tree.unflatten_call(self.spec, out)
 
-    def recomputation(self, needed: set) -> _Recomputation:
-        return _Recomputation(self, needed)
+    def recomputation(self, needed: set) -> Recomputation:
+        return Recomputation(self, needed)
 
-    def _recompute(self) -> None:
+    def recompute(self) -> None:
+        """Rerun the function for the tensors whose handles are still alive."""
         refs = self.refs
         needed = {i for i in range(len(refs)) if refs[i]() is not None}
         if not needed:
@@ -129,12 +191,12 @@ class _Frame:
             check_count(_API, "tensors saved for backward", len(refs), rec.count, rec.trace_text())
 
 
-class _Recomputation:
+class Recomputation:
     """Hook frame of one rerun: keeps the needed tensors, discards the rest."""
 
     __slots__ = ("frame", "needed", "last", "count", "stopper", "trace", "kept_index")
 
-    def __init__(self, frame: _Frame, needed: set):
+    def __init__(self, frame: Frame, needed: set):
         self.frame = frame
         self.needed = needed
         self.kept_index = 0
@@ -177,7 +239,7 @@ class _Recomputation:
 
 def rerunning() -> bool:
     """Whether this thread is inside a region's rerun (a forward that happens again)."""
-    return any(isinstance(f, _Recomputation) for f in _hooks.active_frames())
+    return any(isinstance(f, Recomputation) for f in _hooks.active_frames())
 
 
 def _run_pushed(frame, function, args, kwargs):
@@ -195,7 +257,7 @@ def _forward(frame, function, args, kwargs):
     _hooks.push(frame)
     try:
         out = function(*args, **kwargs)
-        frame.end_ns = _clock()
+        frame.end_ns = clock()
     finally:
         _hooks.pop(frame)
     return out
@@ -219,33 +281,23 @@ def run_non_reentrant(
 ):
     """Run ``function(*args, **kwargs)`` as a non-reentrant recompute region.
 
-    ``make_frame`` builds the region's frame (default: a plain :class:`_Frame`); the entry
-    point passes the selective one for a ``policy`` (NOTE [ Selective recompute ] in
-    ``_selective/frame.py``), so without a policy nothing of that machinery runs.
+    ``make_frame`` builds the region's frame with :class:`Frame`'s signature (default:
+    ``Frame``); the entry point passes the selective one for a ``policy`` (NOTE [ Selective
+    recompute ] in ``_selective/frame.py``), so without a policy nothing of that machinery runs.
     """
     if not grad_enabled():
         return function(*args, **kwargs)
-    frame = _Frame() if make_frame is None else make_frame()
-    frame.function = function
-    frame.leaves, frame.spec = tree.flatten_call(args, kwargs)
-    frame.host = {}
-    for _, leaf in offload:
-        frame.leaves[leaf], frame.host[leaf] = to_host(frame.leaves[leaf])
-    frame.refs = []
-    frame.meta = []
-    frame.storage = {}
-    frame.check = check
-    frame.last_pack_ns = 0
-    frame.trace = [] if debug else None
-    frame.kept = None
-    forward_context, frame.recompute_context = _contexts(context_fn)
-    frame.state = ForwardState(preserve_rng_state, state_roots)
+    forward_context, recompute_context = _contexts(context_fn)
+    state = ForwardState(preserve_rng_state, state_roots)
+    frame = (Frame if make_frame is None else make_frame)(
+        function, args, kwargs, state=state, offload=offload, check=check, debug=debug,
+        recompute_context=recompute_context)
     observing = frame.observing()
     if forward_context is None and observing is None:  # the common case: no no-op contexts
         out = _forward(frame, function, args, kwargs)
     else:
         with forward_context or _NO_CONTEXT, observing or _NO_CONTEXT:
             out = _forward(frame, function, args, kwargs)
-    frame.state.forward_done()
+    state.forward_done()
     frame.finish(early_stop)
     return out

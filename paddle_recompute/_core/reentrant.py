@@ -74,8 +74,9 @@ _READY_BEFORE = (
 )
 
 
-class _Frame:
-    """Everything one reentrant call needs between forward and backward."""
+class _Call:
+    """Everything one reentrant call needs between forward and backward (not a
+    saved-tensor frame: see ``nonreentrant.Frame`` for those)."""
 
     __slots__ = (
         "function", "spec", "n_inputs", "inputs", "stashed", "state", "out_spec", "out_meta",
@@ -105,7 +106,7 @@ class _Frame:
 
 class _RecomputeLayer(PyLayer):
     @staticmethod
-    def forward(ctx, frame: _Frame, *tensors):
+    def forward(ctx, frame: _Call, *tensors):
         ctx.frame = frame
         inputs = tensors[: frame.n_inputs]
         args, kwargs = tree.unflatten_call(frame.spec, inputs)
@@ -135,7 +136,7 @@ class _RecomputeLayer(PyLayer):
 
     @staticmethod
     def _backward(ctx, *grads):
-        frame: _Frame = ctx.frame
+        frame: _Call = ctx.frame
         frame.backward_runs += 1
         inputs = frame.detached_inputs()
         args, kwargs = tree.unflatten_call(frame.spec, inputs)
@@ -207,7 +208,7 @@ def _differentiable(out_tensors, grads):
     return roots, cotangents
 
 
-def _input_grads(frame: _Frame, inputs, aliases) -> tuple:
+def _input_grads(frame: _Call, inputs, aliases) -> tuple:
     """One gradient (or None) per PyLayer input: tensors, then parameters or the anchor.
 
     Under an outer ``paddle.grad`` Paddle prunes the graph and requires None for inputs off
@@ -284,7 +285,7 @@ def _partial_grad_inputs():
     return None
 
 
-def _check_outputs(frame: _Frame, out_tensors) -> None:
+def _check_outputs(frame: _Call, out_tensors) -> None:
     check_count(frame.api, "output tensors", len(frame.out_meta), len(out_tensors))
     for i, (meta, t) in enumerate(zip(frame.out_meta, out_tensors, strict=True)):  # counts checked above
         check_same(frame.api, "output tensor", i, meta, tensor_meta(t))
@@ -307,7 +308,7 @@ def run_reentrant(function, args, kwargs, *, state_roots, preserve_rng_state, of
     if not grad_enabled():
         return function(*args, **kwargs)
     tensors, spec = tree.flatten_call(args, kwargs)
-    frame = _Frame()
+    frame = _Call()
     frame.function, frame.spec, frame.check, frame.api = function, spec, check, api
     frame.n_inputs = len(tensors)
     frame.inputs = list(tensors)
@@ -343,7 +344,7 @@ def _stash_inputs(inputs: list, offload, stash) -> frozenset:
     return frozenset(i for i, t in enumerate(inputs) if isinstance(t, Stash))
 
 
-def _finish(frame: _Frame, outputs):
+def _finish(frame: _Call, outputs):
     out_tensors = (outputs,) if isinstance(outputs, paddle.Tensor) else tuple(outputs)
     for t in out_tensors:
         if not t.stop_gradient:

@@ -19,18 +19,16 @@ The block's (or sublayer's) ``forward`` is replaced on the instance, so paramete
 
 from __future__ import annotations
 
-import functools
-
 from paddle import nn
 
 from .._selective import policies
-from .recompute import recompute
+from .routing import route_forward
 
 __all__ = ["apply_recompute_granularity", "GRANULARITIES"]
 
 GRANULARITIES = ("full", "full_attn", "core_attn", "selective", "none")
 _ATTENTION_NAMES = ("self_attn", "attn", "attention", "self_attention")
-_ORIGINAL = "_paddle_recompute_forward"
+_ROUTING = "_paddle_recompute_preset"  # the preset's Routing, on the layer it routed
 
 
 def apply_recompute_granularity(
@@ -113,17 +111,11 @@ def _find_attention(block: nn.Layer, name: str | None) -> nn.Layer:
 
 
 def _wrap(layer: nn.Layer, options: dict) -> None:
-    forward = layer.forward  # the bound method of the class
-
-    @functools.wraps(forward)
-    def recomputed(*args, **kwargs):
-        return recompute(forward, *args, use_reentrant=False, **options, **kwargs)
-
-    object.__setattr__(layer, _ORIGINAL, forward)
-    object.__setattr__(layer, "forward", recomputed)
+    object.__setattr__(layer, _ROUTING, route_forward(layer, use_reentrant=False, **options))
 
 
 def _restore(layer: nn.Layer) -> None:
-    if _ORIGINAL in vars(layer):
-        object.__delattr__(layer, "forward")
-        object.__delattr__(layer, _ORIGINAL)
+    routing = vars(layer).get(_ROUTING)
+    if routing is not None:
+        routing.remove()
+        object.__delattr__(layer, _ROUTING)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -14,9 +16,31 @@ from .._core.reentrant import run_reentrant
 from .._core.tree import flatten
 from .._selective.frame import PolicyFrame
 
-__all__ = ["recompute"]
+__all__ = ["recompute", "policy_frames"]
 
 _CHECKS = ("default", "none")
+
+
+class _PolicyFrames(threading.local):
+    """Per thread: what builds the frame of a ``recompute(policy=...)`` region."""
+
+    make = PolicyFrame
+
+
+_POLICY_FRAMES = _PolicyFrames()
+
+
+@contextlib.contextmanager
+def policy_frames(make_frame: Callable) -> Iterator[None]:
+    """In the body, this thread's policy regions are ``make_frame(policy, function, args,
+    kwargs, **fields)`` (a ``PolicyFrame`` subclass, e.g. the planner's measured frame);
+    other threads' are not affected (NOTE [ Threads ] in ``_core/hooks.py``)."""
+    previous = _POLICY_FRAMES.make
+    _POLICY_FRAMES.make = make_frame
+    try:
+        yield
+    finally:
+        _POLICY_FRAMES.make = previous
 
 
 def recompute(
@@ -96,7 +120,7 @@ def recompute(
                              preserve_rng_state=preserve_rng_state, offload=offload,
                              check=check, early_stop=early_stop, debug=debug,
                              context_fn=context_fn,
-                             make_frame=None if policy is None else partial(PolicyFrame, policy))
+                             make_frame=None if policy is None else partial(_POLICY_FRAMES.make, policy))
 
 
 def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,

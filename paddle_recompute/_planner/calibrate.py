@@ -22,8 +22,8 @@ import paddle
 
 from .._core import tree
 from .._core.amp import grad_enabled, set_grad_enabled
-from .._core.forwards import restore_forward, swap_forward
 from .._core.state import ForwardState
+from .._entry.routing import route_forward
 from .options import wrap_of
 from .profile import sync
 
@@ -95,17 +95,18 @@ def step(call, roots, params) -> float:
 
 
 class Wrapped:
-    """Replace each ``layer``'s ``forward`` by ``wrap(forward)`` for the body, given
-    ``(layer, wrap)`` pairs (on the instance; put back in reverse order)."""
+    """Route each ``layer``'s ``forward`` through ``wrap`` for the body, given ``(layer,
+    wrap)`` pairs (:func:`~paddle_recompute._entry.routing.route_forward`; undone in
+    reverse order)."""
 
     def __init__(self, swaps: list):
         self.swaps = swaps
-        self.previous: list = []
+        self.routings: list = []
 
     def __enter__(self) -> None:
         for layer, wrap in self.swaps:
-            self.previous.append((layer, swap_forward(layer, wrap(layer.forward))))
+            self.routings.append(route_forward(layer, wrap))
 
     def __exit__(self, *exc: object) -> None:
-        for layer, previous in reversed(self.previous):
-            restore_forward(layer, previous)
+        for routing in reversed(self.routings):
+            routing.remove()

@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .._entry.recompute import recompute
+from .._entry.routing import recomputed_forward
 from .profile_blocks import inside
 from .profile_result import LayerProfile, Profile, SavedTensor
 
@@ -86,10 +86,7 @@ def candidates_for(block: LayerProfile, prof: Profile, kinds) -> list[Candidate]
 
 def recompute_forward(forward: Callable, **options) -> Callable:
     """``forward`` as a non-reentrant recompute region with ``options`` (a plan's wrap)."""
-    def recomputed(*args, **kwargs):
-        return recompute(forward, *args, use_reentrant=False, **options, **kwargs)
-
-    return recomputed
+    return recomputed_forward(forward, use_reentrant=False, **options)
 
 
 def _keep(block: LayerProfile, prof: Profile):

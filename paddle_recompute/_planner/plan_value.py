@@ -3,13 +3,14 @@ into a model reversibly."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import asdict, dataclass, field
 
 import paddle
 
-from .._core.forwards import restore_forward, swap_forward
+from .._entry.routing import route_forward
 from .apply_calls import call_forward
 from .options import wrap_of
 from .profile_result import Profile
@@ -85,15 +86,15 @@ class AppliedPlan:
     """Handle of an applied plan: ``remove()`` restores the wrapped forwards; also a
     context manager that removes on exit."""
 
-    def __init__(self, plan: Plan, swaps: list):
+    def __init__(self, plan: Plan, routings: list):
         self.plan = plan
-        self.swaps = swaps  # (layer, instance forward before, or None)
+        self.routings = routings  # one Routing per wrapped layer, in order
 
     def remove(self) -> None:
         """Restore the original forwards (idempotent)."""
-        for layer, previous in reversed(self.swaps):
-            restore_forward(layer, previous)
-        self.swaps = []
+        for routing in reversed(self.routings):
+            routing.remove()
+        self.routings = []
         if self in self.plan._applied:
             self.plan._applied.remove(self)
 
@@ -138,20 +139,25 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
         raise TypeError(f"apply_plan: `plan` must be a Plan from paddle_recompute.planner.plan, got "
                         f"{type(plan).__name__}")
     targets = _targets(model, plan)
-    swaps: list = []
     by_layer: dict = {}
     for choice, name, layer in targets:
         if getattr(layer.__dict__.get("forward"), _MARK, False):
             raise ValueError(f"apply_plan: layer {name!r} is already wrapped by a plan; "
                              "remove that plan first")
         by_layer.setdefault(id(layer), (layer, []))[1].append(choice)
+    routings: list = []
     for layer, choices in by_layer.values():
-        wrapped = call_forward(layer, layer.forward, choices, _region)
-        setattr(wrapped, _MARK, True)
-        swaps.append((layer, swap_forward(layer, wrapped)))
-    handle = AppliedPlan(plan, swaps)
+        routing = route_forward(layer, functools.partial(_routed, layer, choices))
+        setattr(routing.forward, _MARK, True)
+        routings.append(routing)
+    handle = AppliedPlan(plan, routings)
     plan._applied.append(handle)
     return handle
+
+
+def _routed(layer, choices: list, forward):
+    """``layer``'s forward under the plan's ``choices`` for it (``_planner/apply_calls.py``)."""
+    return call_forward(layer, forward, choices, _region)
 
 
 def _region(choice: BlockChoice, forward):

@@ -5,7 +5,8 @@ nobody saves (a kept projection feeding a dropout) and on what its rerun can ski
 ``plan`` measures each registered policy kind once per profile: it applies the policy to
 every block, runs one forward and backward of the profiled call (random state and
 stateful buffers put back, parameters' ``.grad`` untouched), and reads from each block's
-region the device bytes it held (``PolicyFrame.held_bytes``) and the time its rerun took.
+region the device bytes it held and the time its rerun took (``MeasuredFrame`` in
+``policy_frame.py``).
 A policy region also costs time in forward: every operator call passes through Python to
 be numbered and shown to the policy, and on a model of many small operators that costs
 more than the rerun saves (PaddleFormers' Llama at hidden 128 on CPU: the ``"selective"``
@@ -29,10 +30,10 @@ import warnings
 from collections.abc import Callable
 
 from .._core.amp import grad_enabled, set_grad_enabled
-from .._selective import frame as _selective
 from .._selective import policies
 from .calibrate import Wrapped, step, trainable_params
 from .options import recompute_forward, register_option
+from .policy_frame import measured_regions
 from .profile import sync
 
 __all__ = ["register_policy_option", "measure_policies", "POLICY_KINDS"]
@@ -108,7 +109,6 @@ def _measure(call, table, roots, params, blocks, kind) -> dict:
     """One forward + backward with ``kind`` on every block:
     block -> [(bytes held, rerun seconds, forward seconds)]."""
     owners: list = []
-    finished: list = []
     wrap = _wrap(POLICY_KINDS[kind])
 
     def tracked(name):
@@ -130,12 +130,8 @@ def _measure(call, table, roots, params, blocks, kind) -> dict:
 
         return wrap_tracked
 
-    _selective.FINISHED.append(finished)
-    try:
-        with Wrapped([(table[name], tracked(name)) for name in blocks]):
-            step(call, roots, params)
-    finally:
-        _selective.FINISHED.remove(finished)
+    with measured_regions() as finished, Wrapped([(table[name], tracked(name)) for name in blocks]):
+        step(call, roots, params)
     out: dict = {}
     for name, frame, seconds in owners:
         out.setdefault(name, []).append((frame.held_bytes(), frame.rerun_ns / 1e9, seconds))

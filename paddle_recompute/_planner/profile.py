@@ -14,6 +14,7 @@ a model without recompute applied.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -25,9 +26,9 @@ from .._core import hooks as _hooks
 from .._core import ops
 from .._core import tree as _tree
 from .._core.amp import grad_enabled, set_grad_enabled
-from .._core.forwards import restore_forward, swap_forward
 from .._core.layers import find_roots
 from .._core.state import ForwardState
+from .._entry.routing import route_forward
 from .profile_blocks import layer_table, resolve_blocks
 from .profile_calls import call_rows
 from .profile_counter import Counter, spans, tensor_key
@@ -78,17 +79,16 @@ class _Instrumented:
         self.held: list = []  # every call's input tensors, until the run ends
         self.paused = False
         self.rerun_s = 0.0  # re-run time so far: enclosing layers' forward time excludes it
-        self.saved_forwards: list = []
+        self.routings: list = []
 
     def __enter__(self) -> _Instrumented:
         for name, layer in self.layers.items():
-            previous = swap_forward(layer, self._wrap(name, layer, layer.forward))
-            self.saved_forwards.append((layer, previous))
+            self.routings.append(route_forward(layer, functools.partial(self._wrap, name, layer)))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for layer, previous in reversed(self.saved_forwards):
-            restore_forward(layer, previous)
+        for routing in reversed(self.routings):
+            routing.remove()
 
     def _wrap(self, name: str, layer, original: Callable) -> Callable:
         def forward(*args, **kwargs):

@@ -35,7 +35,6 @@ always stops early, which the release relies on.
 
 from __future__ import annotations
 
-import threading
 import weakref
 
 import paddle
@@ -45,66 +44,68 @@ from .._core import tree
 from .._core.check import tensor_meta as _meta
 from .._core.debug import op_label as _label
 from .._core.errors import RecomputeError
-from .._core.nonreentrant import _clock, _Frame, _Recomputation
+from .._core.nonreentrant import Frame, clock
 from .._core.offload import to_host
 from .._core.rng import RngState
-from .._core.stop import StopRecompute
 from . import dropout_replay
-from .oprecord import KEPT, Inputs, KeepHandle, OpRecord, dead, position
-from .policies import Offload, PolicyInfo
+from .oprecord import INTERNAL, KEPT, FromInput, FromOutput, Inputs, KeepHandle, OpRecord, dead, position
+from .policies import Offload, PolicyInfo, names_of
+from .rerun import PolicyRecomputation
 
-__all__ = ["PolicyFrame", "FINISHED"]
-
-class _Collectors(threading.local):
-    """Per thread (NOTE [ Threads ] in ``_core/hooks.py``): lists that this thread's policy
-    frames append themselves to when their forward ends."""
-
-    def __init__(self):
-        self.lists: list[list] = []
-
-    def append(self, collector: list) -> None:
-        self.lists.append(collector)
-
-    def remove(self, collector: list) -> None:
-        self.lists.remove(collector)
-
-    def __bool__(self) -> bool:
-        return bool(self.lists)
-
-    def __getitem__(self, index: int) -> list:
-        return self.lists[index]
+__all__ = ["PolicyFrame", "Offloaded"]
 
 
-#: While not empty, policy frames append themselves to the last list when their forward
-#: ends (the planner measures its policy options this way, ``_planner/policy_options.py``);
-#: another thread's regions are not collected.
-FINISHED = _Collectors()
+class Offloaded:
+    """A tensor the policy sent to the host, by its device address (``PolicyFrame.offloaded``).
+
+    ``host``/``place``: the host copy and the place it goes back to; ``ref``: weak reference
+    to the device tensor (while it lives, its buffer does, so the address is its own);
+    ``op``: the operator record that produced it, or None (a tagged tensor, a dropout mask).
+    """
+
+    __slots__ = ("host", "place", "ref", "op")
+
+    def __init__(self, copy: tuple, tensor, op: OpRecord | None):
+        self.host, self.place = copy
+        self.ref = weakref.ref(tensor)
+        self.op = op
+
+    def alive(self) -> bool:
+        return self.ref() is not None
 
 
-class PolicyFrame(_Frame):
-    """Forward frame of a selective region; see NOTE [ Selective recompute ]."""
+class PolicyFrame(Frame):
+    """Forward frame of a selective region; see NOTE [ Selective recompute ].
 
-    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags", "slot_bytes",
-                 "rerun_ns")
+    Takes the ``policy`` first, then :class:`~paddle_recompute._core.nonreentrant.Frame`'s
+    arguments.  Beyond ``Frame``'s override points (NOTE [ Non-reentrant frames ]) it has
+    one of its own: ``kept_slot(tensor)``, called for every saved tensor a handle carries
+    (not a parameter), where the planner counts bytes.
+    """
 
-    def __init__(self, policy):
+    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags")
+
+    def __init__(self, policy, function, args, kwargs, **fields):
+        super().__init__(function, args, kwargs, **fields)
         self.policy = policy
         self.ops = []
         self.current = None
         self.kept_ptrs = {}
-        self.offloaded = {}
+        self.offloaded: dict[int, Offloaded] = {}
         self.tags = set()
-        self.slot_bytes = {}  # buffer start -> bytes, of saved tensors handles carry
-        self.rerun_ns = 0  # time spent rerunning, for the planner's measured options
 
     def observing(self):
         for t in self.leaves:  # region inputs are held by the frame anyway
             self.kept_ptrs[t.data_ptr()] = t
         return _Observing(self)
 
+    def hold(self, tensors) -> None:
+        for t in tensors:
+            self.kept_ptrs[t.data_ptr()] = t
+
     def check_names(self) -> None:
         """A name-based policy whose names were never tagged is a typo or a missing ``tag``."""
-        names = getattr(self.policy, "names", None)
+        names = names_of(self.policy)
         if names and not names & self.tags:
             raise RecomputeError(
                 f"recompute(policy=...): the policy keeps tensors named {sorted(names)}, but none "
@@ -113,13 +114,11 @@ class PolicyFrame(_Frame):
             )
 
     def recomputation(self, needed: set):
-        return _PolicyRecomputation(self, needed)
+        return PolicyRecomputation(self, needed)
 
     def finish(self, early_stop: bool) -> None:
         """After the forward: drop what no rerun can use (see NOTE [ Unreachable outputs ])."""
         super().finish(early_stop)
-        if FINISHED:
-            FINISHED[-1].append(self)
         self.kept_ptrs.clear()  # address matching is over; handles and records hold the values
         self.offloaded.clear()
         if early_stop and self._release_unreachable():
@@ -139,35 +138,9 @@ class PolicyFrame(_Frame):
                 released = True
         return released
 
-    def _recompute(self) -> None:
-        start = _clock()
+    def recompute(self) -> None:
         with _ops.installed():
-            super()._recompute()
-        self.rerun_ns += _clock() - start
-
-    def held_bytes(self) -> int:
-        """Device bytes this region holds for backward besides its inputs, parameters and
-        buffers: the allocations behind kept saved tensors, kept outputs and masks, each
-        once (a kept view holds its whole buffer; offloaded ones are on the host and not
-        counted)."""
-        sizes = dict(self.slot_bytes)
-        for op in self.ops:
-            for t, place in zip(op.held, op.places, strict=True):
-                if t is not None and place is None:
-                    _add_buffer(sizes, t)
-            if op.mask is not None and op.mask[1] is None:
-                _add_buffer(sizes, op.mask[0])
-        for t in self._alive_anyway():
-            if t._is_initialized():
-                sizes.pop(_buffer(t)[0], None)
-        return _covered(sizes)
-
-    def _alive_anyway(self):
-        """Inputs, parameters and buffers: kept views of them (``mask[:s, :s]``) cost nothing."""
-        yield from self.leaves
-        for layer in self.state.layers:
-            yield from layer.parameters(include_sublayers=False)
-            yield from layer.buffers(include_sublayers=False)
+            super().recompute()
 
     def pack(self, tensor):
         index = len(self.refs)
@@ -181,7 +154,7 @@ class PolicyFrame(_Frame):
             self.meta.append(_meta(tensor))
         if self.trace is not None:
             self.trace.append(_label())
-        self.last_pack_ns = _clock()
+        self.last_pack_ns = clock()
         return handle
 
     def _keep_slot(self, index: int, tensor, handle) -> bool:
@@ -190,19 +163,20 @@ class PolicyFrame(_Frame):
         if tensor.persistable or ptr in self.kept_ptrs:
             handle.value = tensor.detach()  # never the tensor itself: see NOTE [ No cycles ]
             if not tensor.persistable:
-                self._count_slot(tensor)
-        elif ptr in self.offloaded and self.offloaded[ptr][2]() is not None:
+                self.kept_slot(tensor)
+        elif ptr in self.offloaded and self.offloaded[ptr].alive():
             # Only while the offloaded output's own object lives: then its buffer does,
             # and ``ptr`` cannot belong to another tensor.
-            host, place = self.offloaded[ptr][:2]
-            handle.value, handle.place = (host, place) if host.shape == tensor.shape else to_host(tensor)
+            entry = self.offloaded[ptr]
+            handle.value, handle.place = ((entry.host, entry.place) if entry.host.shape == tensor.shape
+                                          else to_host(tensor))
         else:
             return False
         self.refs[index] = dead
         return True
 
-    def _count_slot(self, tensor) -> None:
-        _add_buffer(self.slot_bytes, tensor)
+    def kept_slot(self, tensor) -> None:
+        """A saved tensor that a handle now carries (not a parameter); an override point."""
 
     def observe_op(self, name, fn, args, kwargs):
         if self.offloaded and name.endswith("_"):
@@ -244,13 +218,13 @@ class PolicyFrame(_Frame):
         (``paddle.reshape_`` of a kept projection), so its operator must run there."""
         for t in inputs():
             entry = self.offloaded.get(t.data_ptr())
-            if entry is not None and entry[3] is not None and entry[2]() is not None:
-                entry[3].written = True
+            if entry is not None and entry.op is not None and entry.alive():
+                entry.op.written = True
 
     def _hold(self, op: OpRecord, i: int, t, answer) -> None:
         if isinstance(answer, Offload):
-            op.held[i], op.places[i] = host = to_host(t)
-            self.offloaded[t.data_ptr()] = (*host, weakref.ref(t), op)
+            op.held[i], op.places[i] = copy = to_host(t)
+            self.offloaded[t.data_ptr()] = Offloaded(copy, t, op)
         else:
             op.held[i] = self.kept_ptrs[t.data_ptr()] = t.detach()
 
@@ -264,8 +238,8 @@ class PolicyFrame(_Frame):
         if remake is None:  # not wanted, or no formula matches this kernel bit for bit
             return
         if isinstance(answer, Offload):
-            op.mask = host = to_host(mask)
-            self.offloaded[mask.data_ptr()] = (*host, weakref.ref(mask), None)
+            op.mask = copy = to_host(mask)
+            self.offloaded[mask.data_ptr()] = Offloaded(copy, mask, None)
         else:
             op.mask = (mask.detach(), None)
             self.kept_ptrs[mask.data_ptr()] = op.mask[0]
@@ -280,15 +254,18 @@ class PolicyFrame(_Frame):
                 continue
             j = position(tensor, leaves)
             if j is not None:
-                slots.append(-(j + 2))
+                slots.append(FromOutput(j))
                 continue
             j = position(tensor, inputs())
-            if j is None and all_kept:  # an internal result (layer_norm's mean): keep it too,
+            if j is not None:
+                slots.append(FromInput(j))
+            elif all_kept:  # an internal result (layer_norm's mean): keep it too,
                 handle.value = tensor.detach()  # so the operator can be skipped
-                self._count_slot(tensor)
+                self.kept_slot(tensor)
                 self.refs[index] = dead
-                j = KEPT
-            slots.append(j)
+                slots.append(KEPT)
+            else:
+                slots.append(INTERNAL)
         op.pending = None
         op.slots = slots
         op.update_skippable()
@@ -306,41 +283,20 @@ class PolicyFrame(_Frame):
                     return
         answer = self.policy(PolicyInfo("unknown", name, 0, tensor, ()))
         if isinstance(answer, Offload):  # produced outside _C_ops: kept, its producer reruns
-            self.offloaded[tensor.data_ptr()] = (*to_host(tensor), weakref.ref(tensor), None)
+            self.offloaded[tensor.data_ptr()] = Offloaded(to_host(tensor), tensor, None)
         elif answer:
             self.kept_ptrs[tensor.data_ptr()] = tensor.detach()
 
     def _upgrade_slots(self, op: OpRecord, i: int) -> None:
         """Slots ``op`` packed of its own output ``i``, now kept, carry it from now on."""
         for k, source in enumerate(op.slots):
-            if source == -(i + 2):
+            if isinstance(source, FromOutput) and source.position == i:
                 handle = self.refs[op.first + k]()
                 if handle is not None:
                     handle.value, handle.place = op.held[i], op.places[i]
                 self.refs[op.first + k] = dead
                 op.slots[k] = KEPT
         op.update_skippable()
-
-
-def _covered(sizes: dict) -> int:
-    """Bytes covered by the spans ``[ptr, ptr + n)``: views inside one buffer count once."""
-    total, end = 0, -1
-    for start, n in sorted(sizes.items()):
-        if start + n > end:
-            total += start + n - max(start, end)
-            end = start + n
-    return total
-
-
-def _buffer(t) -> tuple[int, int]:
-    """(start, bytes) of the allocation behind ``t``: a view keeps all of it alive."""
-    return t.data_ptr() - t._offset(), t._holder_size()
-
-
-def _add_buffer(sizes: dict, t) -> None:
-    if t._is_initialized():
-        start, n = _buffer(t)
-        sizes[start] = max(sizes.get(start, 0), n)
 
 
 class _Observing:
@@ -359,63 +315,3 @@ class _Observing:
         self.ops.__exit__()
         if exc_type is None:
             self.frame.check_names()
-
-
-class _PolicyRecomputation(_Recomputation):
-    """Rerun of a policy region: skips the operators whose outputs were kept."""
-
-    __slots__ = ("op_index", "skipped", "rebuilt")
-
-    def __init__(self, frame: PolicyFrame, needed: set):
-        super().__init__(frame, needed)
-        self.op_index = 0
-        self.skipped = 0
-        self.rebuilt = 0  # dropout outputs rebuilt from their kept masks
-
-    def observe_op(self, name, fn, args, kwargs):
-        k = self.op_index
-        self.op_index = k + 1
-        try:
-            return self._observe(k, name, fn, args, kwargs)
-        except BaseException:
-            self.op_index = k  # a call that raised was not numbered in forward either
-            raise
-
-    def _observe(self, k: int, name, fn, args, kwargs):
-        ops = self.frame.ops
-        op = ops[k] if k < len(ops) else None
-        # A different operator or pack count: the rerun took another path; let the checks report it.
-        if op is None or op.name != name or self.count != op.first:
-            return fn(*args, **kwargs)
-        if op.skippable and op.unchanged():
-            self._fill_slots(op, args, kwargs)
-            self.skipped += 1
-            return op.replay()
-        if op.stops_before_running(self.last):  # its slots up to the last needed are at hand
-            self._fill_slots(op, args, kwargs)  # raises StopRecompute at the last one
-        if op.rebuildable() and not kwargs:
-            out = op.rebuild(args)
-            if out is not None:  # else called otherwise than in forward: run it
-                self._fill_slots(op, args, kwargs)
-                self.rebuilt += 1
-                return out
-        return fn(*args, **kwargs)
-
-    def _fill_slots(self, op, args: tuple, kwargs: dict) -> None:
-        inputs = Inputs(args, kwargs)
-        for source in op.slots:
-            self._fill(source, inputs)
-
-    def _fill(self, source: int, inputs) -> None:
-        """What this slot's pack call would have done in a rerun of the operator.
-
-        Runs in the operator wrapper, outside Paddle's hooks, so an early stop raises here.
-        """
-        if self.stopper.stopped:
-            raise StopRecompute
-        index = self.count
-        self.count = index + 1
-        if index in self.needed:  # never a kept slot: those are not needed
-            self.frame.storage[index] = inputs()[source].detach()
-        if index == self.last:
-            self.stopper.stop_here()

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._core import hooks, tree
 from .._core.errors import RecomputeError
-from .._core.nonreentrant import _Frame, _Recomputation
+from .._core.nonreentrant import Frame, Recomputation
 from .._core.rng import RngState
 
 __all__ = ["no_recompute"]
@@ -82,14 +82,14 @@ def no_recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     if not callable(function):
         raise TypeError(f"no_recompute: `function` must be callable, got {type(function).__name__}")
     top = hooks.top()
-    if isinstance(top, _Frame):
+    if isinstance(top, Frame):
         return _record(top, function, args, kwargs)
-    if isinstance(top, _Recomputation):
+    if isinstance(top, Recomputation):
         return _replay(top)
     return function(*args, **kwargs)
 
 
-def _record(frame: _Frame, function, args, kwargs):
+def _record(frame: Frame, function, args, kwargs):
     with hooks.pushed(_KEEP):
         out = function(*args, **kwargs)
     record = _Record()
@@ -100,13 +100,11 @@ def _record(frame: _Frame, function, args, kwargs):
     if frame.kept is None:
         frame.kept = []
     frame.kept.append(record)
-    if hasattr(frame, "kept_ptrs"):  # a policy region: what follows may keep these for free
-        for t in record.held:
-            frame.kept_ptrs[t.data_ptr()] = t
+    frame.hold(record.held)  # a policy region: what follows may keep these for free
     return out
 
 
-def _replay(rec: _Recomputation):
+def _replay(rec: Recomputation):
     kept = rec.frame.kept or ()
     index = rec.kept_index
     if index >= len(kept):

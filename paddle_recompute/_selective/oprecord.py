@@ -7,19 +7,77 @@ from __future__ import annotations
 
 from .._core import ops
 from .._core import tree as _tree
-from .._core.nonreentrant import _Handle
+from .._core.nonreentrant import Handle
 from .._core.offload import to_place
 
-__all__ = ["KEPT", "OpRecord", "KeepHandle", "Inputs", "position", "dead"]
+__all__ = ["KEPT", "INTERNAL", "FromInput", "FromOutput", "OpRecord", "KeepHandle", "Inputs",
+           "position", "dead"]
 
-KEPT = -1  # slot source: kept in forward; >= 0: input position; <= -2: output -(s + 2)
+
+class _Source:
+    """Where a saved-tensor slot of one operator call comes from (``OpRecord.slots``).
+
+    ``at_hand``: a rerun can fill the slot without running the operator.
+    """
+
+    __slots__ = ()
+    at_hand = False
+
+
+class _Kept(_Source):
+    """The slot was kept in forward: its handle carries the value."""
+
+    __slots__ = ()
+    at_hand = True
+
+    def __repr__(self) -> str:
+        return "KEPT"
+
+
+class _Internal(_Source):
+    """Made inside the operator (neither an input nor an output): only running it gives it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "INTERNAL"
+
+
+class FromInput(_Source):
+    """The operator's tensor input at ``position``: a rerun has it before the call."""
+
+    __slots__ = ("position",)
+    at_hand = True
+
+    def __init__(self, position: int):
+        self.position = position
+
+    def __repr__(self) -> str:
+        return f"FromInput({self.position})"
+
+
+class FromOutput(_Source):
+    """The operator's tensor output at ``position``: at hand only once that output is kept
+    (the slot is then upgraded to ``KEPT``)."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: int):
+        self.position = position
+
+    def __repr__(self) -> str:
+        return f"FromOutput({self.position})"
+
+
+KEPT = _Kept()
+INTERNAL = _Internal()
 
 
 def dead():
     return None  # stands in for the weakref of a kept slot: never "needed" by a rerun
 
 
-class KeepHandle(_Handle):
+class KeepHandle(Handle):
     """Handle of a policy region: carries the value itself when the slot was kept."""
 
     __slots__ = ("value", "place")
@@ -84,7 +142,7 @@ class OpRecord:
         # An in-place operator saved its input after changing it: the rerun's input holds
         # the value before, so such an operator always runs.
         self.skippable = (not self.name.endswith("_") and all(h is not None for h in self.held)
-                          and all(s is not None and s >= KEPT for s in self.slots)
+                          and all(s.at_hand for s in self.slots)
                           and (self.rng is not None or not ops.draws_random(self.name)))
 
     def stops_before_running(self, last: int) -> bool:
@@ -93,12 +151,12 @@ class OpRecord:
         upto = last - self.first
         if not 0 <= upto < len(self.slots):
             return False
-        return all(s is not None and s >= KEPT for s in self.slots[:upto + 1])
+        return all(s.at_hand for s in self.slots[:upto + 1])
 
     def rebuildable(self) -> bool:
         """A dropout whose mask alone was kept: its output can be rebuilt without the kernel."""
         return (self.remake is not None and self.rng is not None
-                and all(s is not None and s >= KEPT for s in self.slots))
+                and all(s.at_hand for s in self.slots))
 
     def rebuild(self, args: tuple):
         """Dropout's output from the rerun's ``args`` and the kept mask (None: run the kernel)."""

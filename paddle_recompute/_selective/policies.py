@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 __all__ = [
     "ELEMENTWISE_OPS", "MATMUL_OPS", "OFFLOAD", "RECOMPUTE", "SAVE", "Offload", "PolicyInfo",
     "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
     "save_dropout_masks", "save_matmuls", "save_matmuls_except_scores",
     "save_matmuls_except_scores_and_masks", "save_matmuls_no_batch", "save_names", "Policy",
+    "SaveNames", "SaveAnyOf", "Offloading", "names_of",
 ]
 
 
@@ -160,6 +162,73 @@ def save_all(info: PolicyInfo) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class SaveNames:
+    """Policy value of :func:`save_names`: keep the tensors tagged with one of ``names``."""
+
+    names: frozenset
+
+    def __call__(self, info: PolicyInfo) -> bool:
+        return info.name in self.names
+
+    def __repr__(self) -> str:
+        return f"policies.save_names({', '.join(map(repr, sorted(self.names)))})"
+
+
+@dataclass(frozen=True)
+class SaveAnyOf:
+    """Policy value of :func:`save_any_of`: the first non-false answer of ``policies``."""
+
+    policies: tuple
+
+    def __call__(self, info: PolicyInfo):
+        for p in self.policies:
+            answer = p(info)
+            if answer:
+                return answer
+        return False
+
+    @property
+    def names(self) -> frozenset:
+        return frozenset().union(*(names_of(p) for p in self.policies))
+
+    def __repr__(self) -> str:
+        return f"policies.save_any_of({', '.join(map(_policy_repr, self.policies))})"
+
+
+@dataclass(frozen=True)
+class Offloading:
+    """Policy value of :func:`offload`: what ``policy`` keeps goes to the host."""
+
+    policy: Callable
+
+    def __call__(self, info: PolicyInfo):
+        return OFFLOAD if self.policy(info) else False
+
+    @property
+    def names(self) -> frozenset:
+        return names_of(self.policy)
+
+    def __repr__(self) -> str:
+        return f"policies.offload({_policy_repr(self.policy)})"
+
+
+def names_of(policy) -> frozenset:
+    """The tag names a policy keeps by (empty for operator-based ones): a region reports
+    them when none was tagged."""
+    if isinstance(policy, (SaveNames, SaveAnyOf, Offloading)):
+        return policy.names
+    return frozenset()
+
+
+def _policy_repr(policy) -> str:
+    """``policies.save_matmuls`` for the built-in predicates, else the policy's own repr."""
+    name = getattr(policy, "__name__", None)
+    if name is not None and globals().get(name) is policy:
+        return f"policies.{name}"
+    return repr(policy)
+
+
 def save_names(*names: str) -> Policy:
     """Keep the tensors named with ``paddle_recompute.tag``: the user knows what is costly.
 
@@ -175,13 +244,7 @@ def save_names(*names: str) -> Policy:
     for n in names:
         if not isinstance(n, str):
             raise TypeError(f"policies.save_names: names must be strings, got {n!r}")
-    wanted = frozenset(names)
-
-    def save_named(info: PolicyInfo) -> bool:
-        return info.name in wanted
-
-    save_named.names = wanted  # lets the region report names never tagged
-    return save_named
+    return SaveNames(frozenset(names))
 
 
 def save_any_of(*policies: Policy) -> Policy:
@@ -193,18 +256,7 @@ def save_any_of(*policies: Policy) -> Policy:
     for p in policies:
         if not callable(p):
             raise TypeError(f"policies.save_any_of: every policy must be callable, got {p!r}")
-
-    def any_of(info: PolicyInfo):
-        for p in policies:
-            answer = p(info)
-            if answer:
-                return answer
-        return False
-
-    names = frozenset().union(*(getattr(p, "names", ()) for p in policies))
-    if names:
-        any_of.names = names  # lets the region report names never tagged
-    return any_of
+    return SaveAnyOf(tuple(policies))
 
 
 def offload(policy: Policy) -> Policy:
@@ -215,10 +267,4 @@ def offload(policy: Policy) -> Policy:
     """
     if not callable(policy):
         raise TypeError(f"policies.offload: `policy` must be callable, got {policy!r}")
-
-    def offloaded(info: PolicyInfo):
-        return OFFLOAD if policy(info) else False
-
-    if getattr(policy, "names", None):
-        offloaded.names = policy.names
-    return offloaded
+    return Offloading(policy)

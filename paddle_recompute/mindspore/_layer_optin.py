@@ -12,7 +12,10 @@ here runs at import: Paddle is unchanged until one of these is called.
   into a plain layer.
 
 Why a class swap and not a patched ``paddle.nn.Layer.__call__``: only the layers that ask pay
-for the extra call, and ``isinstance`` against the original class still holds.
+for the extra call, and ``isinstance`` against the original class still holds.  Why not
+``route_forward`` (``_entry/routing.py``, how the rest of the package routes a layer through
+recompute): MindSpore's region is the whole call, forward hooks included, and its options
+(``output_recompute``) are read at each call, so ``.recompute()`` after opt-in takes effect.
 """
 
 from __future__ import annotations

@@ -1,0 +1,101 @@
+"""The planner's side of the selective frame: what a policy region held and how long its
+rerun took, for the measured policy options (``policy_options.py``).
+
+:class:`MeasuredFrame` is a ``PolicyFrame`` built through its override points (NOTE [
+Non-reentrant frames ]): it counts the buffers behind the saved tensors its handles carry
+(``kept_slot``), times its reruns (``recompute``) and joins the list it was given when its
+forward ends (``finish``).  :func:`measured_regions` makes this thread's policy regions such
+frames for the body (``_entry.recompute.policy_frames``), so regions outside a measurement
+pay for none of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+
+from .._core.nonreentrant import clock
+from .._entry.recompute import policy_frames
+from .._selective.frame import PolicyFrame
+
+__all__ = ["MeasuredFrame", "measured_regions"]
+
+
+class MeasuredFrame(PolicyFrame):
+    """A policy region that reports its held bytes and rerun time."""
+
+    __slots__ = ("finished", "slot_bytes", "rerun_ns")
+
+    def __init__(self, finished: list, policy, function, args, kwargs, **fields):
+        super().__init__(policy, function, args, kwargs, **fields)
+        self.finished = finished
+        self.slot_bytes: dict[int, int] = {}  # buffer start -> bytes, of saved tensors handles carry
+        self.rerun_ns = 0
+
+    def kept_slot(self, tensor) -> None:
+        _add_buffer(self.slot_bytes, tensor)
+
+    def finish(self, early_stop: bool) -> None:
+        super().finish(early_stop)
+        self.finished.append(self)
+
+    def recompute(self) -> None:
+        start = clock()
+        super().recompute()
+        self.rerun_ns += clock() - start
+
+    def held_bytes(self) -> int:
+        """Device bytes this region holds for backward besides its inputs, parameters and
+        buffers: the allocations behind kept saved tensors, kept outputs and masks, each
+        once (a kept view holds its whole buffer; offloaded ones are on the host and not
+        counted)."""
+        sizes = dict(self.slot_bytes)
+        for op in self.ops:
+            for t, place in zip(op.held, op.places, strict=True):
+                if t is not None and place is None:
+                    _add_buffer(sizes, t)
+            if op.mask is not None and op.mask[1] is None:
+                _add_buffer(sizes, op.mask[0])
+        for t in self._alive_anyway():
+            if t._is_initialized():
+                sizes.pop(_buffer(t)[0], None)
+        return _covered(sizes)
+
+    def _alive_anyway(self):
+        """Inputs, parameters and buffers: kept views of them (``mask[:s, :s]``) cost nothing."""
+        yield from self.leaves
+        for layer in self.state.layers:
+            yield from layer.parameters(include_sublayers=False)
+            yield from layer.buffers(include_sublayers=False)
+
+
+@contextlib.contextmanager
+def measured_regions() -> Iterator[list]:
+    """In the body, this thread's policy regions are :class:`MeasuredFrame` objects, each
+    appended to the list yielded when its forward ends (nested regions before the one
+    around them); another thread's regions are not measured."""
+    finished: list = []
+    with policy_frames(functools.partial(MeasuredFrame, finished)):
+        yield finished
+
+
+def _covered(sizes: dict) -> int:
+    """Bytes covered by the spans ``[ptr, ptr + n)``: views inside one buffer count once."""
+    total, end = 0, -1
+    for start, n in sorted(sizes.items()):
+        if start + n > end:
+            total += start + n - max(start, end)
+            end = start + n
+    return total
+
+
+def _buffer(t) -> tuple[int, int]:
+    """(start, bytes) of the allocation behind ``t``: a view keeps all of it alive."""
+    return t.data_ptr() - t._offset(), t._holder_size()
+
+
+def _add_buffer(sizes: dict, t) -> None:
+    if t._is_initialized():
+        start, n = _buffer(t)
+        sizes[start] = max(sizes.get(start, 0), n)
