@@ -10,7 +10,8 @@ twice, and each PaddleFormers causal LM that trains on CPU, one run each:
   * predicted bytes (``Plan.predicted_bytes``) against measured: the host allocator's bytes
     held after the forward, less its outputs (``FLAGS_enable_host_memory_stat``);
   * predicted extra time (``Plan.extra_s``) against measured: forward + backward, rounds
-    interleaved (none, plan 0.5, plan at the least), medians;
+    interleaved (none, plan 0.5, plan at the least), medians (at least ``--rounds``, more
+    for fast models: about 1.5 s of steps per choice, at most 25);
   * the loss and every parameter's gradient equal to no recompute, bit for bit (asserted).
 
 Goal (issue 22): at 0.5 every model fits, and its extra time is at most 0.6x that of the
@@ -18,8 +19,8 @@ plan at the least memory.
 
     python benchmarks/regions.py [--models densenet121,...] [--rounds 3] [--json out.json]
 
-Each ``MODEL`` here is also a CLI target: ``paddle-recompute profile
-benchmarks/regions.py:densenet121``.
+Each ``MODEL`` here is also a CLI target, and each run checks it: ``paddle-recompute profile
+benchmarks/regions.py:densenet121`` (and ``plan ... --budget 0.5`` where the CLI has it).
 """
 
 from __future__ import annotations
@@ -150,6 +151,25 @@ def _step(model, args, kwargs) -> float:
     return seconds
 
 
+def cli(name: str) -> dict:
+    """Run ``paddle-recompute profile`` (and ``plan``, where this checkout has it) on the model;
+    exit codes."""
+    import contextlib
+    import importlib.util
+    import io
+    import tempfile
+
+    from paddle_recompute._cli import main as cli_main
+
+    target = f"{Path(__file__).resolve()}:{name}"
+    out: dict = {}
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        out["profile"] = cli_main(["profile", target, "--json", f"{tmp}/p.json"])
+        if importlib.util.find_spec("paddle_recompute._cli.plan") is not None:
+            out["plan"] = cli_main(["plan", target, "--budget", "0.5", "-o", f"{tmp}/plan.json"])
+    return out
+
+
 def measure(name: str, rounds: int) -> dict:
     model, args, kwargs = subject(name)
     model.train()
@@ -176,6 +196,7 @@ def measure(name: str, rounds: int) -> dict:
                      "regions": len(p.choices)}
     times: dict = {k: [] for k in rows}
     order = list(rows)
+    rounds = min(max(rounds, int(1.5 / _step(model, args, kwargs))), 25)  # small models: more
     for r in range(rounds + 1):  # round 0 warms up
         for key in order[r % 3:] + order[:r % 3]:
             if key == "none":
@@ -190,8 +211,10 @@ def measure(name: str, rounds: int) -> dict:
         rows[key]["ms"] = 1e3 * statistics.median(times[key])
         rows[key]["extra_ms"] = rows[key]["ms"] - 1e3 * base
     extra_least = max(rows["least"]["extra_ms"], 1e-9)
-    return {"baseline_bytes": prof.total_bytes, "none_held": none_held, "least_fraction": least / max(
-        prof.total_bytes, 1), "rows": rows, "fits": rows["0.5"]["held"] <= 0.5 * none_held,
+    return {"cli": cli(name), "region_us": 1e6 * (prof.region_s or 0.0),
+            "baseline_bytes": prof.total_bytes, "none_held": none_held,
+            "least_fraction": least / max(prof.total_bytes, 1), "rows": rows,
+            "fits": rows["0.5"]["held"] <= 0.5 * none_held,
             "time_ratio": rows["0.5"]["extra_ms"] / extra_least}
 
 
@@ -202,12 +225,13 @@ def _line(name: str, r: dict) -> str:
             f"{h['held'] / max(r['none_held'], 1):.3f} | {r['least_fraction']:.3f} | "
             f"{least['held'] / max(r['none_held'], 1):.3f} | {r['rows']['none']['ms']:.1f} | "
             f"{h['extra_pred_ms']:.1f} | {h['extra_ms']:.1f} | {least['extra_ms']:.1f} | "
-            f"{r['time_ratio']:.2f} | {'yes' if r['fits'] else 'NO'} |")
+            f"{r['time_ratio']:.2f} | {'yes' if r['fits'] else 'NO'} | "
+            + " ".join(f"{k}:{'ok' if v == 0 else v}" for k, v in r["cli"].items()) + " |")
 
 
 HEADER = ("| model | none MiB | 0.5 predicted | 0.5 measured | least predicted | least measured | "
           "step ms | 0.5 extra ms predicted | 0.5 extra ms measured | least extra ms | "
-          "extra 0.5 / least | fits |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "extra 0.5 / least | fits | CLI |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
 
 
 def main() -> None:
