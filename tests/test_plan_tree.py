@@ -240,3 +240,20 @@ def test_every_plan_of_a_small_model_holds_at_most_its_prediction():
                 assert loss == ref_loss
                 assert_tensors_equal(grads, ref_grads)
         model.clear_gradients()
+
+
+def test_cli_profile_on_a_layer_at_two_places(tmp_path, capsys):
+    """``paddle-recompute profile`` on a Sequential holding one instance twice (it crashed)."""
+    from paddle_recompute._cli import main
+
+    path = tmp_path / "twice_target.py"
+    path.write_text("import paddle\nfrom paddle import nn\n\ndef make():\n"
+                    "    block = nn.Sequential(nn.Linear(8, 8), nn.Tanh())\n"
+                    "    return nn.Sequential(block, nn.ReLU(), block), paddle.randn([4, 8])\n")
+    out = tmp_path / "p.json"
+    assert main(["profile", f"{path}:make", "--json", str(out)]) == 0
+    import json
+
+    calls = json.loads(out.read_text())["calls"]
+    assert "0@1" in calls and calls["0@1"]["layer"] == "0"
+    assert "0 (Sequential)" in capsys.readouterr().out
