@@ -5,7 +5,9 @@ A layer called ``calls`` times per step gets a forward that numbers its calls (m
 ``Sequential`` children with runs grouped into one region each, or as it was.  A call
 made by a region's rerun is not numbered and runs as it was: regions do not overlap, so a
 call inside a rerun region was not picked.  Numbering assumes each step calls the layer
-``calls`` times, as the profiled step did.
+``calls`` times, as the profiled step did; a step that does not (a forward that raised
+half-way) shifts which calls are regions, never what they compute: any call is exact
+recomputed or not.
 """
 
 from __future__ import annotations
