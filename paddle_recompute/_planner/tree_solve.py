@@ -116,7 +116,8 @@ def _prune(points: list, budget: float, resolution: float) -> list:
         if out and p[1] >= out[-1][1]:
             continue
         if resolution and out and p[0] // resolution == out[-1][0] // resolution:
-            continue  # same bucket, slower or equal (points come sorted by memory)
+            out[-1] = p  # same bucket, and faster (it passed the check above): it stays
+            continue
         out.append(p)
     return out
 
