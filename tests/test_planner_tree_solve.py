@@ -113,3 +113,9 @@ def test_bad_costs_rejected():
         solve_tree(Call("", keep=-1), 10)
     with pytest.raises(ValueError, match="run costs"):
         solve_tree(Call("", children=(Call("a"), Call("b")), chain=True), 10)
+
+
+def test_a_bucket_keeps_its_fastest_point():
+    """Resolution 15: (0 B, 6 s) and (10 B, 1 s) share a bucket; the faster one stays."""
+    root = Call("", children=(_leaf("a", 10, 0, 5.0), _leaf("b", 10, 0, 1.0)))
+    assert solve_tree(root, 12, resolution=15).time == 1.0
