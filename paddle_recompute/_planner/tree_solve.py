@@ -28,9 +28,10 @@ whose last piece is a child's plan or a run (a piece ending at child ``j`` is ch
 the spans ending inside it that start before it, so every charge is non-negative).
 Pruning dominated points loses no optimum, so the answer is exact; points above the
 budget are dropped (costs are never negative).
-With ``resolution > 0`` a frontier keeps one point per memory bucket of that width (the
-fastest, memory exact): plans still fit the budget exactly, optimality may be lost by at
-most the bucket width per combination, and frontiers stay short on large trees.
+With ``resolution > 0`` a frontier keeps two points per memory bucket of that width (the
+least memory and the fastest, memory exact): every budget down to the minimum stays
+reachable, plans fit it exactly, optimality may be lost (a point between the two of a
+bucket is dropped), and frontiers stay short on large trees.
 """
 
 from __future__ import annotations
@@ -115,11 +116,18 @@ def _prune(points: list, budget: float, resolution: float) -> list:
             break
         if out and p[1] >= out[-1][1]:
             continue
-        if resolution and out and p[0] // resolution == out[-1][0] // resolution:
-            out[-1] = p  # same bucket, and faster (it passed the check above): it stays
-            continue
         out.append(p)
-    return out
+    if not resolution:
+        return out
+    # per bucket the least memory (so every budget stays reachable) and the fastest
+    kept: list = []
+    for i, p in enumerate(out):
+        bucket = p[0] // resolution
+        first = not kept or kept[-1][0] // resolution != bucket
+        last = i + 1 == len(out) or out[i + 1][0] // resolution != bucket
+        if first or last:
+            kept.append(p)
+    return kept
 
 
 def _combine(a: list, b: list, budget: float, resolution: float) -> list:
