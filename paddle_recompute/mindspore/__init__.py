@@ -5,7 +5,7 @@ Use as ``import paddle_recompute.mindspore as mindspore`` (or run an unmodified 
 every semantic difference.
 """
 
-from . import common, context, nn, ops
+from . import common, context, dataset, nn, ops, train
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
 from ._api import recompute
 from ._cell import RecomputeMixin
@@ -25,6 +25,26 @@ from ._validate import MissingAPIError
 from ._validate import missing as _missing
 from .common import dtype
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from .train import (
+    Accuracy,
+    Callback,
+    CheckpointConfig,
+    Loss,
+    LossMonitor,
+    Metric,
+    Model,
+    ModelCheckpoint,
+    Precision,
+    Recall,
+    RunContext,
+    TimeMonitor,
+    Top1CategoricalAccuracy,
+    Top5CategoricalAccuracy,
+    TopKCategoricalAccuracy,
+    load_checkpoint,
+    load_param_into_net,
+    save_checkpoint,
+)
 
 __all__ = [
     "common", "context", "nn", "ops", "dtype", "recompute", "grad", "value_and_grad", "Tensor", "Parameter",
@@ -33,7 +53,10 @@ __all__ = [
     "RecomputeMixin", "enable_layer_recompute", "disable_layer_recompute", "install_layer_recompute",
     "uninstall_layer_recompute", "layer_recompute_installed", "install_import_alias",
     "uninstall_import_alias", "import_alias_installed", "MissingAPIError", "install_tensor_methods",
-    "uninstall_tensor_methods", "tensor_methods_installed",
+    "uninstall_tensor_methods", "tensor_methods_installed", "dataset", "train", "save_checkpoint",
+    "load_checkpoint", "load_param_into_net", "Model", "Callback", "RunContext", "LossMonitor", "TimeMonitor",
+    "ModelCheckpoint", "CheckpointConfig", "Metric", "Accuracy", "Loss", "Precision", "Recall",
+    "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
 ]
 
 install_tensor_methods()  # for MindSpore code only: NOTE [ Caller-scoped Tensor semantics ]

@@ -29,13 +29,17 @@ _registered = [False]
 
 
 def set_seed(seed: int) -> None:
-    """``mindspore.set_seed``: seed Paddle's generators, numpy's and Python's."""
+    """``mindspore.set_seed``: seed Paddle's generators, numpy's, Python's and, as MindSpore does,
+    the dataset pipeline's (``mindspore.dataset.config.set_seed``)."""
+    from .dataset import config as dataset_config
+
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"The argument 'seed' must be a non-negative integer, but got {seed!r}.")
     _GLOBAL_SEED[0] = seed
     paddle.seed(seed)
     np.random.seed(seed)
     random.seed(seed)
+    dataset_config.set_seed(seed)
 
 
 def get_seed() -> int | None:

@@ -28,6 +28,7 @@ from typing import Any
 import paddle
 from paddle.base.framework import EagerParamBase
 
+from . import _tensor_compare as compare
 from . import _tensor_data as data
 from . import _tensor_reduce as reduce
 from . import _tensor_shape as layout
@@ -48,7 +49,7 @@ DISPATCHED: dict[str, Callable] = {
     "mean": reduce.mean, "sum": reduce.sum, "max": reduce.max, "min": reduce.min, "std": reduce.std,
     "var": reduce.var, "__str__": data.tensor_str, "__repr__": data.tensor_repr,
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
-    "where": data.where, "unbind": layout.unbind,
+    "where": data.where, "unbind": layout.unbind, "__eq__": compare.equal, "__ne__": compare.not_equal,
 }
 DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size}
 PARAMETER_DISPATCHED: dict[str, Callable] = {

@@ -70,8 +70,8 @@ def test_install_import_alias_in_process():
         from mindspore.ops import operations as P
 
         assert mindspore is ms and nn is ms.nn and P is ms.ops.operations and One is ms.common.initializer.One
-        with pytest.raises(ModuleNotFoundError, match="'mindspore.dataset' is not provided"):
-            import mindspore.dataset  # noqa: F401
+        with pytest.raises(ModuleNotFoundError, match="'mindspore.mindrecord' is not provided"):
+            import mindspore.mindrecord  # noqa: F401
     finally:
         ms.uninstall_import_alias()
     assert "mindspore" not in sys.modules and not ms.import_alias_installed()

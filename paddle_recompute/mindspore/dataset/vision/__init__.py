@@ -1,0 +1,25 @@
+"""``mindspore.dataset.vision``: image transforms on numpy HWC arrays (and Pillow images)."""
+
+from ..._validate import missing as _missing
+from ._geometry import CenterCrop, RandomCrop, RandomHorizontalFlip, RandomResizedCrop, Resize
+from ._pixels import HWC2CHW, Decode, Normalize, Rescale, ToTensor
+from ._types import Border, Inter
+
+__all__ = [
+    "Decode",
+    "Resize",
+    "CenterCrop",
+    "RandomCrop",
+    "RandomResizedCrop",
+    "RandomHorizontalFlip",
+    "Rescale",
+    "Normalize",
+    "HWC2CHW",
+    "ToTensor",
+    "Inter",
+    "Border",
+]
+
+
+def __getattr__(name: str):
+    raise _missing("mindspore.dataset.vision", name)

@@ -1,0 +1,22 @@
+"""``mindspore.train.metrics``: ``Accuracy``, ``Loss``, ``Top1``/``Top5``/``TopKCategoricalAccuracy``,
+``Precision``, ``Recall`` (MindSpore's formulas, on numpy)."""
+
+from ..._validate import missing as _missing
+from ._base import Metric
+from ._classification import Accuracy, Precision, Recall
+from ._simple import Loss, Top1CategoricalAccuracy, Top5CategoricalAccuracy, TopKCategoricalAccuracy
+
+__all__ = [
+    "Metric",
+    "Accuracy",
+    "Loss",
+    "Precision",
+    "Recall",
+    "TopKCategoricalAccuracy",
+    "Top1CategoricalAccuracy",
+    "Top5CategoricalAccuracy",
+]
+
+
+def __getattr__(name: str):
+    raise _missing("mindspore.train.metrics", name)
