@@ -45,7 +45,7 @@ from paddle_recompute import planner  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory  # noqa: E402
 from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
 
-_SIZES = {"inception_v3": 96, "googlenet": 64, "alexnet": 64, "lenet": 28}
+_SIZES = {"inception_v3": 96, "googlenet": 64, "alexnet": 224, "lenet": 28}
 
 
 def _vision_names() -> list[str]:
