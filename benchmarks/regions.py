@@ -220,6 +220,8 @@ def measure(name: str, rounds: int) -> dict:
 
 def _line(name: str, r: dict) -> str:
     mib = 2 ** 20
+    if "infeasible" in r:
+        return f"| {name} | | | | {r['least_fraction']:.3f} | | | | | | | | NO: 0.5 is below the least | |"
     h, least = r["rows"]["0.5"], r["rows"]["least"]
     return (f"| {name} | {r['none_held'] / mib:.2f} | {h['predicted'] / r['baseline_bytes']:.3f} | "
             f"{h['held'] / max(r['none_held'], 1):.3f} | {r['least_fraction']:.3f} | "
@@ -254,7 +256,10 @@ def main() -> None:
     print(HEADER, flush=True)
     results = {}
     for name in args.models.split(","):
-        results[name] = measure(name, args.rounds)
+        try:
+            results[name] = measure(name, args.rounds)
+        except planner.InfeasibleBudget as exc:  # the goal's budget is below the model's least
+            results[name] = {"infeasible": str(exc), "least_fraction": exc.minimum / exc.budget * 0.5}
         print(_line(name, results[name]), flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
