@@ -1,24 +1,35 @@
 """Is the plan on the frontier?  The planner against every simpler choice, per budget.
 
-For the project's GPT and each PaddleFormers causal LM that trains on CPU, and for each
-budget (fractions of the activation memory no recompute holds after the forward):
+For each model and each budget (fractions of the activation memory no recompute holds
+after the forward):
   * simpler choices: uniform layer-level recompute of the first ``k`` of ``n`` blocks
-    (``k=0`` is none, ``k=n`` full), and each preset (``full``, ``full_attn``,
-    ``core_attn``, ``selective``) on every block;
-  * the plan: ``planner.plan(step, batch, budget=<that many bytes>)`` applied
-    (``--calibrate N``: with N rounds of calibration).
+    (``k=0`` is none, ``k=n`` full; every ``k`` up to 8 blocks, else five of them), each
+    preset on every block (transformers: ``full``, ``full_attn``, ``core_attn``,
+    ``selective``; the CNN: ``full``), and each policy of ``--policies`` on every block (a
+    non-reentrant region with that policy);
+  * the block plan: ``planner.plan`` with every option kind but the operator-level ``ops``
+    (whole blocks, sublayers, policies per block);
+  * the plan: ``planner.plan`` with every kind, ``ops`` included (``--calibrate N``: with N
+    rounds of calibration).  Both plans are solved on one profile.
 Memory is the host allocator's bytes held after forward and loss, less the outputs
 (``FLAGS_enable_host_memory_stat``).  Times are forward + loss + backward, rounds
-interleaved (each choice does round r, in rotating order, before any does r + 1), medians.
-Losses of every choice equal none's bit for bit (asserted).  The verdict for a budget: the
-plan fits it, and its time against the fastest simpler choice that fits it too.
+interleaved (each choice does round r, in rotating order, before any does r + 1), medians;
+``extra`` is a choice's time over none's as a fraction of full recompute's (``k=n``).
+Losses of every choice equal none's bit for bit (asserted).  Verdicts per budget: the plan
+fits it; its time against the fastest simpler choice that fits; and every choice that
+holds no more memory than the plan yet ran faster (``beaten by``).
 
-    python benchmarks/frontier.py [--models gpt,llama,...] [--rounds 5] [--json out.json]
+Models: ``gpt`` (the project's GPT), each PaddleFormers causal LM family that trains on CPU
+(``llama``, ...; ``<family>_large``: hidden ``--large-hidden``), ``resnet50``
+(``paddle.vision.models``, 64x64 images, its 16 bottlenecks as blocks).
+
+    python benchmarks/frontier.py [--models gpt,llama,...] [--rounds 5] [--json out.json] [--plot out.png]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -31,42 +42,63 @@ os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")  # before Paddle is 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package
 
 import paddle  # noqa: E402
+import paddle.nn.functional as F  # noqa: E402
 
-from paddle_recompute import apply_recompute_granularity, planner  # noqa: E402
+from paddle_recompute import apply_recompute_granularity, planner, policies  # noqa: E402
 from paddle_recompute._bench import gpt as gpt_model  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory  # noqa: E402
 from paddle_recompute._bench.paddleformers import FAMILIES, causal_lm  # noqa: E402
+from paddle_recompute._planner.calibrate import Wrapped  # noqa: E402
+from paddle_recompute._planner.options import option_kinds, recompute_forward  # noqa: E402
 from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
 
-PRESETS = ("full", "full_attn", "core_attn", "selective")
+TRANSFORMER_PRESETS = ("full", "full_attn", "core_attn", "selective")
 
 
 class Subject:
-    """A model, its blocks and one training batch: ``loss(tokens)`` runs forward and loss."""
+    """A model, its blocks and one training batch: ``loss(inputs)`` runs forward and loss."""
 
     def __init__(self, name: str, args: argparse.Namespace):
         self.name = name
-        cfg = dict(vocab=args.vocab, hidden=args.hidden, heads=args.heads, seq=args.seq)
+        family = name.removesuffix("_large")
+        hidden = args.large_hidden if name.endswith("_large") else args.hidden
+        cfg = dict(vocab=args.vocab, hidden=hidden, heads=args.heads, seq=args.seq)
         self.tokens, self.targets = gpt_model.gpt_batch(gpt_model.GPTConfig(batch=args.batch, **cfg), 0)
-        if name == "gpt":
+        self.presets = TRANSFORMER_PRESETS
+        if family == "gpt":
             paddle.seed(0)
             self.model = gpt_model.GPT(gpt_model.GPTConfig(blocks=args.blocks, batch=args.batch,
                                                            dropout=args.dropout, **cfg))
             self.blocks = list(self.model.blocks)
+        elif family == "resnet50":
+            from paddle.vision import models
+            from paddle.vision.models.resnet import BottleneckBlock
+
+            paddle.seed(0)
+            self.model = models.resnet50(num_classes=10)
+            self.tokens = paddle.randn([args.batch, 3, 64, 64])
+            self.targets = paddle.arange(args.batch, dtype="int64") % 10
+            self.blocks = [m for m in self.model.sublayers() if isinstance(m, BottleneckBlock)]
+            self.presets = ("full",)
         else:
-            self.model = causal_lm(name, vocab=args.vocab, hidden=args.hidden, heads=args.heads,
+            self.model = causal_lm(family, vocab=args.vocab, hidden=hidden, heads=args.heads,
                                    kv_heads=args.kv_heads, layers=args.blocks, positions=args.seq,
                                    dropout=args.dropout)
             self.blocks = list(self.model.model.layers)
 
-    def outputs(self, tokens):
+    def outputs(self, inputs):
         if self.name == "gpt":
-            return gpt_model.gpt_loss(self.model(tokens), self.targets)
-        return self.model(input_ids=tokens, labels=self.targets)
+            return gpt_model.gpt_loss(self.model(inputs), self.targets)
+        if self.name == "resnet50":
+            return F.cross_entropy(self.model(inputs), self.targets)
+        return self.model(input_ids=inputs, labels=self.targets)
 
-    def loss(self, tokens) -> paddle.Tensor:
-        out = self.outputs(tokens)
-        return out if isinstance(out, paddle.Tensor) else (out["loss"] if isinstance(out, dict) else out[0])
+    def loss(self, inputs) -> paddle.Tensor:
+        return _loss_of(self.outputs(inputs))
+
+
+def _loss_of(out) -> paddle.Tensor:
+    return out if isinstance(out, paddle.Tensor) else (out["loss"] if isinstance(out, dict) else out[0])
 
 
 def _layer_level(subject: Subject, k: int):
@@ -81,13 +113,19 @@ def _preset(subject: Subject, granularity: str):
     return lambda: [apply_recompute_granularity(b, "none") for b in subject.blocks]
 
 
+def _policy(subject: Subject, policy):
+    wrapped = Wrapped([(b, functools.partial(recompute_forward, policy=policy)) for b in subject.blocks])
+    wrapped.__enter__()
+    return lambda: wrapped.__exit__(None, None, None)
+
+
 def _held(subject: Subject, memory: HostMemory) -> tuple[int, float]:
     gc.collect()
     paddle.seed(1)
     before = memory.current()
     out = subject.outputs(subject.tokens)
     held = memory.current() - before - nbytes_of(out)
-    loss = out if isinstance(out, paddle.Tensor) else (out["loss"] if isinstance(out, dict) else out[0])
+    loss = _loss_of(out)
     value = float(loss)
     loss.backward()
     subject.model.clear_gradients()
@@ -104,19 +142,50 @@ def _step(subject: Subject) -> tuple[float, float]:
     return seconds, float(loss)
 
 
-def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int) -> dict:
+def _ks(n: int) -> list[int]:
+    return list(range(n + 1)) if n <= 8 else sorted({0, n // 4, n // 2, 3 * n // 4, n})
+
+
+def _choices(subject: Subject, policy_names: list[str], ks: list[int] | None,
+             presets: list[str] | None) -> dict:
+    n = len(subject.blocks)
+    ks = sorted({0, n, *(k for k in (ks or _ks(n)) if k <= n)})  # none and full: the scale
+    choices = {f"k={k}": (lambda k=k: _layer_level(subject, k)) for k in ks}
+    choices.update({p: (lambda p=p: _preset(subject, p)) for p in subject.presets
+                    if presets is None or p in presets})
+    choices.update({f"policy {p}": (lambda p=p: _policy(subject, getattr(policies, p)))
+                    for p in policy_names})
+    return choices
+
+
+def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: int) -> dict:
+    without_ops = [k for k in option_kinds() if k != "ops"]
+    plans, prof = {}, None
+    for b in budgets:
+        limit = int(b * none_held)
+        for label, kinds in ((f"block plan {b:g}", without_ops), (f"plan {b:g}", None)):
+            try:
+                p = planner.plan(subject.loss, subject.tokens, budget=limit, blocks=subject.blocks,
+                                 calibrate=calibrate, profile=prof, options=kinds)
+            except planner.InfeasibleBudget as exc:  # said in the report, not a crash
+                print(f"{subject.name}: {label}: {exc}")
+                continue
+            prof = p.profile
+            plans[label] = p
+    return plans
+
+
+def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
+            policy_names: list[str], ks: list[int] | None = None,
+            presets: list[str] | None = None) -> dict:
     memory = HostMemory()
     if not memory.enabled():
         raise SystemExit("frontier: FLAGS_enable_host_memory_stat=1 must be set before Paddle is imported")
     _held(subject, memory)  # first call: caches a model keeps (rotary tables) are made
     none_held, none_loss = _held(subject, memory)
-    choices = {f"k={k}": (lambda k=k: _layer_level(subject, k)) for k in range(len(subject.blocks) + 1)}
-    choices.update({p: (lambda p=p: _preset(subject, p)) for p in PRESETS})
-    plans = {}
-    for b in budgets:
-        plans[b] = planner.plan(subject.loss, subject.tokens, budget=int(b * none_held),
-                                blocks=subject.blocks, calibrate=calibrate)
-        choices[f"plan {b:g}"] = lambda p=plans[b]: planner.apply_plan(None, p).remove
+    choices = _choices(subject, policy_names, ks, presets)
+    plans = _plans(subject, budgets, none_held, calibrate)
+    choices.update({label: (lambda p=p: planner.apply_plan(None, p).remove) for label, p in plans.items()})
     held, times = {}, {name: [] for name in choices}
     for name, apply in choices.items():
         undo = apply()
@@ -133,32 +202,66 @@ def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int)
             if r:
                 times[name].append(seconds)
     base = statistics.median(times["k=0"])
+    full = statistics.median(times[f"k={len(subject.blocks)}"]) - base
     rows = {n: {"held": held[n], "memory": held[n] / none_held,
-                "time": statistics.median(times[n]) / base} for n in names}
-    return {"none_held": none_held, "none_ms": 1e3 * base, "rows": rows,
-            "plans": {f"{b:g}": [c.option for c in plans[b].choices] for b in budgets},
-            "verdicts": [_verdict(rows, b) for b in budgets]}
+                "time": statistics.median(times[n]) / base,
+                "extra": (statistics.median(times[n]) - base) / full if full > 0 else float("nan")}
+            for n in names}
+    return {"none_held": none_held, "none_ms": 1e3 * base, "full_extra_ms": 1e3 * full, "rows": rows,
+            "plans": {label: [c.option for c in p.choices] for label, p in plans.items()},
+            "verdicts": [_verdict(rows, b) for b in budgets if f"plan {b:g}" in rows]}
 
 
 def _verdict(rows: dict, budget: float) -> dict:
-    fits = {n: r for n, r in rows.items() if r["memory"] <= budget and not n.startswith("plan")}
-    best = min(fits, key=lambda n: fits[n]["time"])
+    simple = {n: r for n, r in rows.items() if not n.startswith(("plan", "block plan"))}
+    fits = {n: r for n, r in simple.items() if r["memory"] <= budget}
+    best = min(fits, key=lambda n: fits[n]["time"]) if fits else None
     plan = rows[f"plan {budget:g}"]
+    beaten_by = sorted(n for n, r in rows.items() if n != f"plan {budget:g}"
+                       and r["memory"] <= plan["memory"] and r["time"] < plan["time"])
     return {"budget": budget, "plan_fits": plan["memory"] <= budget, "plan_memory": plan["memory"],
-            "plan_time": plan["time"], "best_simple": best, "best_time": fits[best]["time"],
-            "plan_vs_best": plan["time"] / fits[best]["time"]}
+            "plan_time": plan["time"], "plan_extra": plan["extra"],
+            "block_plan_extra": rows.get(f"block plan {budget:g}", {"extra": float("nan")})["extra"],
+            "best_simple": best, "best_time": fits[best]["time"] if best else None,
+            "plan_vs_best": plan["time"] / fits[best]["time"] if best else None,
+            "beaten_by": beaten_by}
 
 
 def report(name: str, result: dict) -> None:
-    print(f"\n## {name}: none holds {result['none_held'] / 2**20:.2f} MiB, step {result['none_ms']:.0f} ms")
-    print("| choice | memory vs none | time vs none |\n|---|---:|---:|")
+    print(f"\n## {name}: none holds {result['none_held'] / 2**20:.2f} MiB, step {result['none_ms']:.0f} ms, "
+          f"full recompute +{result['full_extra_ms']:.0f} ms")
+    print("| choice | memory vs none | time vs none | extra / full's |\n|---|---:|---:|---:|")
     for n, r in result["rows"].items():
-        print(f"| {n} | {r['memory']:.3f}x | {r['time']:.3f}x |")
+        print(f"| {n} | {r['memory']:.3f}x | {r['time']:.3f}x | {r['extra']:.2f} |")
     for v in result["verdicts"]:
+        chosen = result["plans"][f"plan {v['budget']:g}"]
+        best = (f"fastest simpler choice that fits: {v['best_simple']} at {v['best_time']:.3f}x; "
+                f"plan/best {v['plan_vs_best']:.3f}" if v["best_simple"] else "no simpler choice fits")
         print(f"budget {v['budget']:g}: plan {'fits' if v['plan_fits'] else 'DOES NOT FIT'} "
-              f"({v['plan_memory']:.3f}x) at {v['plan_time']:.3f}x; fastest simpler choice that fits: "
-              f"{v['best_simple']} at {v['best_time']:.3f}x; plan/best {v['plan_vs_best']:.3f} "
-              f"{result['plans'][format(v['budget'], 'g')]}")
+              f"({v['plan_memory']:.3f}x) at {v['plan_time']:.3f}x, extra {v['plan_extra']:.2f} of full's "
+              f"(block plan {v['block_plan_extra']:.2f}); {best}; beaten by: {v['beaten_by'] or 'none'} "
+              f"{chosen}")
+
+
+def plot(path: str, results: dict) -> None:
+    from paddle_recompute._bench.plot import require_matplotlib
+
+    fig = require_matplotlib()(figsize=(6 * len(results), 5))
+    axes = fig.subplots(1, len(results), squeeze=False)[0]
+    for ax, (name, result) in zip(axes, results.items(), strict=True):
+        rows = result["rows"]
+        for prefix, style in (("plan ", "o-"), ("block plan ", "s--")):
+            pts = sorted((r["memory"], r["extra"]) for n, r in rows.items() if n.startswith(prefix))
+            ax.plot([m for m, _ in pts], [e for _, e in pts], style, label=prefix.strip())
+        for n, r in rows.items():
+            if not n.startswith(("plan", "block plan")):
+                ax.plot([r["memory"]], [r["extra"]], "x", color="grey")
+                ax.annotate(n, (r["memory"], r["extra"]), fontsize=6)
+        ax.set(xlabel="activation memory vs none", ylabel="extra time / full recompute's", title=name)
+        ax.set_xlim(left=0)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def main() -> None:
@@ -166,21 +269,31 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(["gpt", *FAMILIES]))
     parser.add_argument("--budgets", default="0.75,0.5,0.25")
     for name, default in (("vocab", 512), ("hidden", 128), ("heads", 4), ("kv_heads", 2), ("blocks", 4),
-                          ("seq", 128), ("batch", 4)):
-        parser.add_argument(f"--{name}", type=int, default=default)
+                          ("seq", 128), ("batch", 4), ("large_hidden", 768)):
+        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=int, default=default)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calibrate", type=int, default=0)
+    parser.add_argument("--policies", default="", help="comma-separated names in paddle_recompute.policies")
+    parser.add_argument("--ks", default=None, help="layer-level choices k (default: all up to 8 blocks)")
+    parser.add_argument("--presets", default=None, help="comma-separated presets (default: all that apply)")
     parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--plot", metavar="PNG")
     args = parser.parse_args()
     paddle.set_device("cpu")
     budgets = [float(b) for b in args.budgets.split(",")]
+    policy_names = [p for p in args.policies.split(",") if p]
+    ks = [int(k) for k in args.ks.split(",")] if args.ks else None
+    presets = args.presets.split(",") if args.presets else None
     results = {}
     for name in args.models.split(","):
-        results[name] = measure(Subject(name, args), budgets, args.rounds, args.calibrate)
+        results[name] = measure(Subject(name, args), budgets, args.rounds, args.calibrate, policy_names,
+                                ks, presets)
         report(name, results[name])
-    if args.json:
-        Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
+        if args.json:  # after each model: a long run keeps what it measured
+            Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
+        if args.plot:
+            plot(args.plot, results)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,14 @@ the loss-parity kit in :mod:`paddle_recompute.testing`, the MindSpore layer in
 :mod:`paddle_recompute.mindspore`.  ARCHITECTURE.md describes the layers below.
 """
 
+import sys as _sys
+
 from . import planner, policies, testing
 from ._core.errors import RecomputeError
 from ._core.hooks import saved_tensors_hooks
 from ._core.layers import register_stateful_layer
 from ._core.rng import register_rng_state
+from ._core.to_static import keep_out_of_ast as _keep_out_of_ast
 from ._entry.presets import apply_recompute_granularity
 from ._entry.recompute import recompute
 from ._interop.hybrid import recompute_hybrid
@@ -44,3 +47,5 @@ __all__ = [
     "unpatch_paddle",
 ]
 __version__ = "0.1.0"
+
+_keep_out_of_ast(_sys.modules[__name__])  # NOTE [ to_static ] in _core/to_static.py

@@ -31,6 +31,7 @@ Example:
     >>> pr.recompute(block, x, use_reentrant=False, policy=policies.save_matmuls).sum().backward()
 """
 
+from ._selective.op_policy import OpPolicy
 from ._selective.policies import (
     ELEMENTWISE_OPS,
     MATMUL_OPS,
@@ -60,6 +61,7 @@ __all__ = [
     "RECOMPUTE",
     "SAVE",
     "Offload",
+    "OpPolicy",
     "Policy",
     "PolicyInfo",
     "offload",

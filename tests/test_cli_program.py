@@ -25,7 +25,7 @@ def test_python_m_help():
     proc = subprocess.run([sys.executable, "-m", "paddle_recompute", "--help"], cwd=ROOT, env=_env(),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    for command in ("bench", "profile", "parity"):
+    for command in ("bench", "profile", "plan", "parity"):
         assert command in proc.stdout
 
 

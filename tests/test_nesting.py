@@ -258,22 +258,24 @@ def test_hooks_registered_directly_in_paddle_core_raise_a_clear_error_and_leave_
     np.testing.assert_array_equal(got[1], lin.weight.grad.numpy())
 
 
-def test_raw_pair_is_back_in_paddles_slot_after_an_adopting_region():
+def test_raw_pairs_pack_through_the_stack_and_nest():
     """Inside ``paddle.autograd.saved_tensors_hooks``, tensors saved after a region ends go
-    through the user's pair again, and the slot is free once the user's block exits."""
-    recorder = Recorder()
+    through the user's pair again; a nested pair packs its own body (Paddle alone refuses a
+    second pair); Paddle's slot is free once the blocks exit (NOTE [ Raw hooks ])."""
+    outer, inner = Recorder(), Recorder()
     lin = nn.Linear(4, 4)
     x = paddle.randn([2, 4])
     x.stop_gradient = False
-    with paddle.autograd.saved_tensors_hooks(recorder.pack, recorder.unpack):
+    with paddle.autograd.saved_tensors_hooks(outer.pack, outer.unpack):
         h = recompute(lin, x, use_reentrant=False)
-        before = len(recorder.packed_shapes)
+        before = len(outer.packed_shapes)
         paddle.tanh(h).sum().backward()  # tanh saves its output through the user's pair
-        assert len(recorder.packed_shapes) == before + 1
-        with pytest.raises(ValueError, match="only one pair"):  # Paddle's rule, outside regions
-            with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
-                pass
-    assert not _hooks.active_frames()
+        assert len(outer.packed_shapes) == before + 1
+        with paddle.autograd.saved_tensors_hooks(inner.pack, inner.unpack):
+            paddle.exp(x).sum().backward()
+        assert len(outer.packed_shapes) == before + 1 and len(inner.packed_shapes) == 1
+        assert inner.unpacked == 1
+    assert not _hooks.active_frames() and not _hooks.installed()
     core.eager.register_saved_tensors_hooks(lambda t: t, lambda t: t)  # the slot is free
     core.eager.reset_saved_tensors_hooks()
 

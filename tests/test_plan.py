@@ -260,9 +260,13 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
         plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2,
                                regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
-        # one step per policy option kind to measure its bytes; then, all four blocks being
-        # alike: a warm-up step, then per round a base and, per option, the option and a base
-        expected = len(POLICY_KINDS) + 1 + 2 * (1 + 2 * n_options)
+        # one step per policy option kind to measure its bytes; for the operator-level
+        # option three recorded forwards, three pairs timing observation, and one step per
+        # offered point; then, all four blocks being alike: a warm-up step, then per round a
+        # base and, per option, the option and a base
+        points = sum(k.startswith("ops:") for k in prof.policy_costs["blocks.0"])
+        assert points > 1
+        expected = len(POLICY_KINDS) + 3 + 2 * 3 + points + 1 + 2 * (1 + 2 * n_options)
         assert calls[0] == expected
         again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2,
                                 regions="blocks")

@@ -310,10 +310,11 @@ def test_policy_frames_are_collected_by_their_own_thread_only():
         assert len(collected) == 1
 
 
-def test_a_raw_pair_adopted_for_another_threads_region_can_be_exited_first():
-    """Thread A enters ``paddle.autograd.saved_tensors_hooks`` (Paddle's slot); thread B then
-    opens a region, which adopts A's pair for A's saves; A exits its pair while B's region is
-    still open; when B's region ends, Paddle's slot is free again."""
+def test_a_raw_pair_in_one_thread_packs_that_threads_saves_only():
+    """Thread A enters ``paddle.autograd.saved_tensors_hooks``; thread B opens a region while
+    A's pair is active, and A exits its pair while B's region is still open.  A's pair packs
+    A's saves only, B's region recomputes, and nothing ever resets Paddle's slot while the
+    other thread runs (NOTE [ Raw hooks ])."""
     packed = []
     a_entered, b_opened, a_exited = threading.Event(), threading.Event(), threading.Event()
     lin = nn.Linear(DIM, DIM)
@@ -323,7 +324,7 @@ def test_a_raw_pair_adopted_for_another_threads_region_can_be_exited_first():
         with paddle.autograd.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
             a_entered.set()
             b_opened.wait(10)
-            (lin(x) ** 2).sum().backward()  # saved through A's own pair, adopted by B's region
+            (lin(x) ** 2).sum().backward()
         a_exited.set()
         return len(packed)
 
@@ -341,9 +342,123 @@ def test_a_raw_pair_adopted_for_another_threads_region_can_be_exited_first():
         pr.recompute(region, _batch(6), use_reentrant=False).sum().backward()
         return True
 
+    alone = []
+    with paddle.autograd.saved_tensors_hooks(lambda t: alone.append(1) or t, lambda t: t):
+        (lin(_batch(5)) ** 2).sum().backward()
     saved_by_a, _ = run_concurrently([thread_a, thread_b])
-    assert saved_by_a > 0
-    assert len(calls) == 2  # B's region kept its pair in Paddle's slot and recomputed
-    assert not _hooks.installed() and not _hooks.RAW_ACTIVE
-    with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):  # Paddle's slot is free
+    assert saved_by_a == len(alone) > 0  # A's own saves only, none of B's
+    assert len(calls) == 2  # B's region recomputed
+    assert not _hooks.installed()
+    with paddle.autograd.saved_tensors_hooks(lambda t: t, lambda t: t):
         (lin(_batch(7)) * 2).sum().backward()
+
+
+class _RegionInAnotherThread:
+    """A helper thread whose region stays open: the dispatching pair holds Paddle's slot
+    while this thread, without frames, saves tensors."""
+
+    def __enter__(self):
+        self.opened, self.release = threading.Event(), threading.Event()
+
+        def body(h):
+            self.opened.set()
+            self.release.wait(30)
+            return h * 2
+
+        self.thread = threading.Thread(target=lambda: pr.recompute(body, _batch(9), use_reentrant=False))
+        self.thread.start()
+        assert self.opened.wait(30)
+        assert _hooks.installed() and not _hooks.active_frames()
+        return self
+
+    def __exit__(self, *exc):
+        self.release.set()
+        self.thread.join()
+
+
+def _chain_peak(n=6) -> tuple:
+    """Host bytes held after the forward and at the peak of backward of a chain of exps,
+    each of which saves its 1 MiB output."""
+    x = paddle.ones([512, 512])
+    x.stop_gradient = False
+    core = paddle.base.core
+    before = core.host_memory_stat_current_value("Allocated", 0)
+    y = x
+    for _ in range(n):
+        y = paddle.exp(y * 0.01)
+    loss = y.sum()
+    held = core.host_memory_stat_current_value("Allocated", 0) - before
+    core.host_memory_stat_reset_peak_value("Allocated", 0)
+    loss.backward()
+    peak = core.host_memory_stat_peak_value("Allocated", 0) - before
+    return held, peak, x.grad.numpy()
+
+
+def test_a_thread_without_frames_saves_as_plain_paddle_while_the_pair_is_installed():
+    """NOTE [ Plain saves ]: the same bytes held and freed during backward, Paddle's in-place
+    error, ``retain_graph``, and PyLayer contexts that keep any object."""
+    alone = _chain_peak()
+    with _RegionInAnotherThread():
+        shared = _chain_peak()
+        x = _batch(1)
+        y = x * 2
+        z = y * y
+        y.scale_(3.0)  # modifies a tensor z's node saved
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+        w = x * 3
+        v = w * w
+        v.sum().backward(retain_graph=True)
+        v.sum().backward()
+        got_pylayer = _pylayer_with_objects()
+    assert shared[:2] == alone[:2]  # buffers freed as each node runs, not when the graph dies
+    np.testing.assert_array_equal(shared[2], alone[2])
+    assert got_pylayer == _pylayer_with_objects() == (3, True, [2.0, 2.0])
+
+
+def _pylayer_with_objects():
+    class Scale(paddle.autograd.PyLayer):
+        @staticmethod
+        def forward(ctx, x, factor):
+            ctx.save_for_backward(x, factor, [x])  # a non-tensor and a list: Paddle's hooks refuse them
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, factor, extra = ctx.saved_tensor()
+            seen.append((factor, extra[0] is x))
+            return grad * factor
+
+    seen = []
+    x = paddle.ones([2])
+    x.stop_gradient = False
+    Scale.apply(x, 2).sum().backward()
+    ((factor, same),) = seen
+    return factor + 1, same, x.grad.numpy().tolist()
+
+
+def test_the_pair_is_released_once_the_other_threads_have_ended():
+    with _RegionInAnotherThread():
+        pass
+    assert _hooks.installed()  # the region ended while this thread was alive beside it
+    paddle.exp(_batch(2)).sum().backward()  # the next plain save finds this thread alone
+    assert not _hooks.installed()
+
+
+def test_exit_with_the_pair_installed_does_not_hang(tmp_path):
+    """Paddle's static slot would destroy the pair after Python is gone and wait for the GIL
+    forever; the pair is removed at exit (a daemon thread keeps it installed until then)."""
+    import subprocess
+
+    script = tmp_path / "exit.py"
+    script.write_text(
+        "import threading, paddle, paddle_recompute as pr\n"
+        "from paddle_recompute._core import hooks\n"
+        "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+        "x = paddle.ones([2]); x.stop_gradient = False\n"
+        "pr.recompute(lambda t: t * 2, x, use_reentrant=False).sum().backward()\n"
+        "assert hooks.installed()\n"
+        "print('done')\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-2000:]

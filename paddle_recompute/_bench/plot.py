@@ -6,7 +6,7 @@ from typing import Any
 
 from .memory import MiB
 
-__all__ = ["plot_memory_time", "require_matplotlib"]
+__all__ = ["plot_memory_time", "plot_frontier", "require_matplotlib"]
 
 
 def require_matplotlib() -> Any:
@@ -56,5 +56,34 @@ def plot_memory_time(path: str, title: str, rows: dict[str, dict[str, Any]],
     right.set_ylim(bottom=0)
     right.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def plot_frontier(path: str, title: str, curves: dict[str, list[tuple[float, float]]],
+                  marked: tuple[float, float] | None = None,
+                  points: dict[str, tuple[float, float]] | None = None) -> None:
+    """Write a PNG of memory/time frontiers: per label, (memory vs none, extra time as a
+    fraction of full recompute's) points joined as a step line; ``points``: single named
+    choices (presets, policies); ``marked``: the chosen plan.
+
+    Raises:
+        ImportError: matplotlib is missing (names the package to install).
+    """
+    fig = require_matplotlib()(figsize=(7, 5))
+    ax = fig.subplots()
+    for label, xy in curves.items():
+        if xy:
+            ax.step([x for x, _ in xy], [y for _, y in xy], where="post", marker=".", lw=1.2,
+                    label=label)
+    for label, (x, y) in (points or {}).items():
+        ax.plot([x], [y], "s", mfc="none", label=label)
+    if marked is not None:
+        ax.plot([marked[0]], [marked[1]], "k*", ms=12, label="chosen")
+    ax.set(xlabel="activation memory vs no recompute",
+           ylabel="extra time / full recompute's extra time", title=title)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -11,19 +11,19 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import bench, parity, profile
+from . import bench, parity, plan, profile
 from ._errors import CLIError
 
 __all__ = ["main", "COMMANDS", "build_parser"]
 
-COMMANDS = (bench, profile, parity)
+COMMANDS = (bench, profile, plan, parity)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand of :data:`COMMANDS`."""
     parser = argparse.ArgumentParser(
         prog="paddle-recompute",
-        description="Activation recomputation for PaddlePaddle: benchmark, profile and check parity.",
+        description="Activation recomputation for PaddlePaddle: benchmark, profile, plan and check parity.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:

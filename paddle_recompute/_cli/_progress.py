@@ -15,7 +15,14 @@ __all__ = ["progress_bar"]
 
 
 class _Bar(tqdm):
-    """A tqdm bar that advances by one per call, showing ``label`` beside it."""
+    """A tqdm bar that advances by one per call, showing ``label`` beside it.
+
+    Without tqdm's monitor thread: while another thread is alive, recompute keeps its hook
+    pair installed between regions (NOTE [ Threads ] in ``_core/hooks.py``), and the
+    benchmark's plain modes would then save through it.
+    """
+
+    monitor_interval = 0
 
     def __call__(self, label: str = "") -> None:
         self.set_postfix_str(label, refresh=False)

@@ -33,19 +33,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
 
 
-def model_and_inputs(target: str) -> tuple[Any, tuple, dict]:
+def model_and_inputs(target: str, command: str = "profile") -> tuple[Any, tuple, dict]:
     """Call the user's target; the model (built if a factory was given), its positional and
     its keyword inputs."""
     import paddle
 
-    made = call_target(target, "profile")
+    made = call_target(target, command)
     if not (isinstance(made, tuple) and len(made) == 2):
-        raise CLIError(f"profile: {target} must return (model, inputs), got {type(made).__name__}")
+        raise CLIError(f"{command}: {target} must return (model, inputs), got {type(made).__name__}")
     model, inputs = made
     if not isinstance(model, paddle.nn.Layer) and callable(model):
         model = model()
     if not isinstance(model, paddle.nn.Layer):
-        raise CLIError(f"profile: the model from {target} must be a paddle.nn.Layer or a factory "
+        raise CLIError(f"{command}: the model from {target} must be a paddle.nn.Layer or a factory "
                        f"returning one, got {type(model).__name__}")
     if isinstance(inputs, dict):
         return model, (), inputs

@@ -20,7 +20,7 @@ import threading
 
 from paddle.base import core
 
-__all__ = ["RecomputeError", "note_backward_error", "noted", "install_backward_errors"]
+__all__ = ["RecomputeError", "note_backward_error", "noted", "install_backward_errors", "retains_graph"]
 
 
 class RecomputeError(RuntimeError):
@@ -68,9 +68,24 @@ def _restored(paddle_error: BaseException):
     return noted if noted is not None and _converts(paddle_error, noted) else None
 
 
-def _wrap_engine(run):
+_RETAIN_AT = {"run_backward": 2, "run_partial_grad": 3}  # retain_graph's position in Paddle's calls
+
+
+def retains_graph() -> bool:
+    """Whether the backward running in this thread keeps its graph (True outside backward).
+
+    Read by saved tensors that let go of their buffer once unpacked (NOTE [ Plain saves ]).
+    """
+    running = getattr(_NOTED, "retain", None)
+    return running[-1] if running else True
+
+
+def _wrap_engine(run, retain_at):
     def engine(*args, **kwargs):
         _NOTED.exc = None
+        retain = args[retain_at] if len(args) > retain_at else kwargs.get("retain_graph", True)
+        running = _NOTED.__dict__.setdefault("retain", [])
+        running.append(bool(retain))
         try:
             return run(*args, **kwargs)
         except Exception as paddle_error:
@@ -78,6 +93,8 @@ def _wrap_engine(run):
             if noted is None:
                 raise
             raise noted from paddle_error
+        finally:
+            running.pop()
 
     engine.__wrapped__ = run
     engine.__name__ = getattr(run, "__name__", "engine")
@@ -91,5 +108,5 @@ def install_backward_errors() -> None:
     """Wrap Paddle's engine entry points (idempotent)."""
     for name, run in _ENGINE.items():
         if getattr(core.eager, name) is run:
-            setattr(core.eager, name, _wrap_engine(run))
+            setattr(core.eager, name, _wrap_engine(run, _RETAIN_AT[name]))
 

@@ -3,18 +3,28 @@
 Paddle allows a single ``saved_tensors_hooks`` pair at a time, so regions cannot each
 install their own.  Instead the first active frame installs one dispatching pair and every
 frame (recompute regions, recomputations, offload, user hooks registered through
-:func:`saved_tensors_hooks`) pushes itself on its thread's stack; the innermost frame of
-the thread that saves a tensor packs it.
+:func:`saved_tensors_hooks` or ``paddle.autograd.saved_tensors_hooks``) pushes itself on its
+thread's stack; the innermost frame of the thread that saves a tensor packs it.
 
 NOTE [ Threads ]: Paddle's hook slot is process-wide, but grad mode, autocast and the
 ``sys.settrace`` that early stop uses are per thread, and so are the frame stacks here.
-While any thread has a frame, the dispatching pair is installed for all of them; a thread
-with no frame of its own saves through it as plain Paddle would (a detached view, held
-until backward: :class:`Kept`), so another thread's training, evaluation or EMA model is
-neither captured by a region nor changed by it.  Installing and removing the pair happen
-under a lock.  Paddle reads its hook slot without one, though: an operator running in
-another thread while the slot is reset can call a hook that is gone, which can crash the
-process (seen in tests/test_threads.py in about one run in ten); not solved here.
+While the dispatching pair is installed, a thread with no frame of its own saves through
+it exactly as plain Paddle would (:mod:`._core.plain_saves`, NOTE [ Plain saves ]), so
+another thread's training, evaluation or EMA model is neither captured by a region nor
+changed by it.
+
+Paddle reads its slot without a lock, from operators that run without the GIL: an operator
+that finds the slot enabled and then reads a hook that ``reset_saved_tensors_hooks`` has
+just cleared dereferences null (the crash seen once in 15 runs of tests/test_threads.py).
+Installing is safe (Paddle sets the hooks before the enabled flag); removing is not.  So
+the pair is removed only when no other thread can be inside an operator: when no other
+thread runs Python at all (``sys._current_frames()`` holds this thread alone; a new
+thread needs this one's GIL to start), checked when the last frame ends and, lazily, on
+the next plain save after the other threads have ended; and at interpreter exit (Paddle's
+static hook slot would otherwise destroy our pair after Python is gone, which hangs the
+process).  While other threads are alive the pair stays installed between regions and
+their saves go through :class:`~.plain_saves.Plain`: the cost is measured in the README's
+Threads section.
 
 Paddle's random generators, however, are process-wide: threads that draw
 random numbers at the same time interleave their draws (with or without recompute), and a
@@ -26,7 +36,9 @@ Invariant: the object a frame's ``pack`` returns has an ``unpack()`` method, and
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -36,23 +48,25 @@ from paddle.base import core
 from . import errors
 from .amp import set_grad_enabled
 from .errors import RecomputeError
+from .plain_saves import Plain
 
 __all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "top", "UserFrame",
-           "Kept", "installed", "release_idle", "enter_raw", "exit_raw"]
+           "Kept", "installed", "release_idle"]
 
 _get_ident = threading.get_ident
+_active_count = threading.active_count
 _STACKS: dict[int, list] = {}  # thread ident -> its frames, innermost last (threads with frames)
 _LOCK = threading.RLock()
 _STATE = {"installed": False, "owned": 0}  # our pair in Paddle's slot; frames pushed, all threads
-_ADOPTED: list = []  # (raw pair, thread) at the bottom of a thread's stack, NOTE [ Raw hooks ]
-RAW_ACTIVE: list = []  # (raw pair, thread) in Paddle's slot, entered through Paddle's class
 
 
 def _pack(tensor):
     try:
         stack = _STACKS.get(_get_ident())
-        if not stack:  # a thread without regions: see NOTE [ Threads ]
-            return Kept(tensor)
+        if not stack:  # a thread without frames: see NOTE [ Threads ]
+            if _STATE["owned"] == 0 and _active_count() == 1:
+                release_idle()  # the threads that kept the pair installed have ended
+            return Plain(tensor)
         return stack[-1].pack(tensor)
     except BaseException as exc:
         errors.note_backward_error(exc)  # a rerun's pack hook runs inside backward
@@ -92,19 +106,11 @@ def top():
 
 
 def installed() -> bool:
-    """Whether the dispatching pair holds Paddle's slot (some thread has a frame)."""
+    """Whether the dispatching pair holds Paddle's slot."""
     return _STATE["installed"]
 
 
 def _install() -> None:
-    if RAW_ACTIVE:  # see NOTE [ Raw hooks ]
-        raw, thread = RAW_ACTIVE[-1]
-        core.eager.reset_saved_tensors_hooks()
-        _ADOPTED.append((raw, thread))
-        _STACKS.setdefault(thread, []).insert(0, UserFrame(raw.pack_hook, raw.unpack_hook))
-        core.eager.register_saved_tensors_hooks(_pack, _unpack)  # the slot is free now
-        _STATE["installed"] = True
-        return
     try:
         core.eager.register_saved_tensors_hooks(_pack, _unpack)
     except ValueError as exc:
@@ -118,53 +124,9 @@ def _install() -> None:
     _STATE["installed"] = True
 
 
-def _uninstall() -> None:
-    """Give Paddle's slot back: to nothing, or to the raw pair a region adopted."""
-    core.eager.reset_saved_tensors_hooks()
-    _STATE["installed"] = False
-    _STACKS.clear()
-    if _ADOPTED:
-        raw, _thread = _ADOPTED.pop()
-        core.eager.register_saved_tensors_hooks(raw.pack_hook, raw.unpack_hook)
-
-
-def enter_raw(raw, paddle_enter) -> UserFrame | None:
-    """``paddle.autograd.saved_tensors_hooks`` entered (NOTE [ Raw hooks ]): while our pair is
-    installed, a frame pushed for it (returned, for :func:`pop`); otherwise Paddle's own
-    ``__enter__``.  Under the lock, so no region installs between the check and the act."""
-    with _LOCK:
-        if _STATE["installed"]:
-            frame = UserFrame(raw.pack_hook, raw.unpack_hook)
-            push(frame)
-            return frame
-        paddle_enter(raw)
-        RAW_ACTIVE.append((raw, _get_ident()))
-        return None
-
-
-def exit_raw(raw, paddle_exit) -> None:
-    """A raw pair entered through Paddle's slot is exited: Paddle's ``__exit__``, unless a
-    region adopted it (then our pair holds the slot, and only its frame goes)."""
-    with _LOCK:
-        if not _drop_adopted(raw):
-            paddle_exit()
-        for i, (pair, _thread) in enumerate(RAW_ACTIVE):
-            if pair is raw:
-                del RAW_ACTIVE[i]
-                break
-
-
-def _drop_adopted(raw) -> bool:
-    for i, (pair, thread) in enumerate(_ADOPTED):
-        if pair is raw:
-            del _ADOPTED[i]
-            stack = _STACKS.get(thread)
-            if stack:
-                stack.pop(0)
-                if not stack:
-                    del _STACKS[thread]
-            return True
-    return False
+def _alone() -> bool:
+    """No other thread runs Python, so none is inside a Paddle operator (NOTE [ Threads ])."""
+    return len(sys._current_frames()) == 1
 
 
 def push(frame) -> None:
@@ -194,10 +156,12 @@ def pop(frame) -> None:
 
 
 def release_idle() -> bool:
-    """Give Paddle's slot back if no frame is left; True if the pair is not installed after."""
+    """Give Paddle's slot back if no frame is left and no other thread runs (NOTE [ Threads ]);
+    True if the pair is not installed afterwards."""
     with _LOCK:
-        if _STATE["installed"] and _STATE["owned"] == 0:
-            _uninstall()
+        if _STATE["installed"] and _STATE["owned"] == 0 and _alone():
+            core.eager.reset_saved_tensors_hooks()
+            _STATE["installed"] = False
         return not _STATE["installed"]
 
 
@@ -205,8 +169,19 @@ def forget_all() -> None:
     """Drop every frame of every thread and give Paddle's slot back (test clean-up only)."""
     with _LOCK:
         _STATE["owned"] = 0
-        _ADOPTED.clear()
-        _uninstall()
+        _STACKS.clear()
+        release_idle()
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    """Empty Paddle's slot before Python finalises: Paddle's static slot would destroy our
+    pair after the interpreter is gone, and its destructor waits for the GIL forever.
+    Non-daemon threads have been joined by now."""
+    with _LOCK:
+        if _STATE["installed"]:
+            core.eager.reset_saved_tensors_hooks()
+            _STATE["installed"] = False
 
 
 class pushed:

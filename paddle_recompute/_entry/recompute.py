@@ -10,9 +10,11 @@ from typing import Any
 
 import paddle
 
+from .._core.errors import RecomputeError
 from .._core.layers import find_roots
 from .._core.nonreentrant import run_non_reentrant
 from .._core.reentrant import run_reentrant
+from .._core.to_static import warn_full_graph
 from .._core.tree import flatten
 from .._selective.frame import PolicyFrame
 
@@ -108,9 +110,7 @@ def recompute(
     offload = _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,
                         early_stop, determinism_check, debug, context_fn, policy)
     if not paddle.in_dynamic_mode():
-        from paddle.distributed.auto_parallel.interface import recompute as static_recompute
-
-        return static_recompute(function)(*args, **kwargs)
+        return _static(function, args, kwargs, offload_indices, debug, context_fn, policy)
     roots = find_roots(function, args, kwargs)
     check = determinism_check == "default"
     if use_reentrant:
@@ -121,6 +121,25 @@ def recompute(
                              check=check, early_stop=early_stop, debug=debug,
                              context_fn=context_fn,
                              make_frame=None if policy is None else partial(_POLICY_FRAMES.make, policy))
+
+
+def _static(function, args, kwargs, offload_indices, debug, context_fn, policy) -> Any:
+    """A region in a static program (``to_static(full_graph=True)``): Paddle's static marking,
+    which saves memory only under Paddle's static recompute pass (NOTE [ to_static ])."""
+    given = [name for name, value in (("policy", policy), ("offload_indices", offload_indices),
+                                      ("context_fn", context_fn), ("debug", debug or None))
+             if value is not None]
+    if given:
+        raise RecomputeError(
+            f"recompute: `{given[0]}` cannot work inside paddle.jit.to_static(full_graph=True): "
+            "the whole function becomes one static program, where a region is only marked for "
+            "Paddle's static recompute pass. Use to_static without full_graph (under SOT the "
+            "region runs eagerly, with every option), or drop the option."
+        )
+    warn_full_graph()
+    from paddle.distributed.auto_parallel.interface import recompute as static_recompute
+
+    return static_recompute(function)(*args, **kwargs)
 
 
 def _validate(function, args, preserve_rng_state, use_reentrant, offload_indices,

@@ -14,6 +14,7 @@ noisy.  The results are stored in ``Profile.step_costs`` and reused.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import replace
@@ -24,7 +25,7 @@ from .._core import tree
 from .._core.amp import grad_enabled, set_grad_enabled
 from .._core.state import ForwardState
 from .._entry.routing import route_forward
-from .options import wrap_of
+from .options import wrap_of, wrapped_forward
 from .profile import sync
 
 __all__ = ["calibrated", "trainable_params", "step", "Wrapped"]
@@ -63,7 +64,8 @@ def _measure(call, table, roots, params, prof, cands, missing, rounds) -> None:
                 # bases alternate with options: each option against the two around it,
                 # since the machine's load drifts over a round
                 chosen = [_candidate(cands[i], name) for i in idx]
-                with Wrapped([(table[t], wrap_of(c.kind)) for c in chosen for t in c.targets]):
+                with Wrapped([(table[t], functools.partial(wrapped_forward, c.kind, payload=c.payload))
+                              for c in chosen for t in c.targets]):
                     timed = step(call, roots, params)
                 after = step(call, roots, params)
                 out.append((timed - (before + after) / 2) / len(idx))

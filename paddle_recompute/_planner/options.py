@@ -16,42 +16,50 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .._entry.routing import recomputed_forward
 from .profile_blocks import inside
 from .profile_result import LayerProfile, Profile, SavedTensor
 
 __all__ = ["Candidate", "register_option", "option_kinds", "kept_tensors_option", "wrap_of",
-           "candidates_for", "recompute_forward"]
+           "candidates_for", "recompute_forward", "wrapped_forward", "load_payload"]
 
 _MAX_SUBSETS_CHILDREN = 6  # above this many sublayers, "sub" offers single sublayers only
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One option for one block: ``memory`` bytes held, ``time`` extra seconds, and the
-    qualified names of the layers whose forward the kind's wrap replaces."""
+    """One option for one block: ``memory`` bytes held, ``time`` extra seconds, the
+    qualified names of the layers whose forward the kind's wrap replaces, and the value the
+    wrap is given with the forward (``payload``: e.g. the operator-level option's policy)."""
 
     kind: str
     name: str
     memory: int
     time: float
     targets: tuple[str, ...]
+    payload: Any = None
 
 
-Provider = Callable[[LayerProfile, Profile], list[tuple[str, int, float, tuple[str, ...]]]]
+Provider = Callable[[LayerProfile, Profile], list[tuple]]
 _KINDS: dict[str, tuple[Provider, Callable | None]] = {}
+_LOADERS: dict[str, Callable[[dict], Any]] = {}
 
 
-def register_option(kind: str, provider: Provider, wrap: Callable | None) -> None:
+def register_option(kind: str, provider: Provider, wrap: Callable | None,
+                    load: Callable[[dict], Any] | None = None) -> None:
     """Make ``kind`` available to :func:`paddle_recompute.planner.plan`.
 
     Args:
         kind: the option kind's name (``"policy:<name>"`` for selective policies).
         provider: ``provider(block, profile) -> [(name, memory_bytes, seconds, targets)]``;
             ``targets`` are qualified layer names (the block's own name, or its sublayers').
+            A fifth item, a payload, is handed to the wrap (``wrap(forward, payload)``).
         wrap: ``wrap(forward) -> forward`` applied to each target when a plan is applied;
             ``None`` for options that change nothing.
+        load: for kinds with payloads: ``load(dict) -> payload``, the inverse of the
+            payload's ``to_dict()`` (saved plans, ``Plan.load``).
 
     Raises:
         TypeError: ``kind`` is not a string or ``provider``/``wrap`` is not callable.
@@ -61,6 +69,8 @@ def register_option(kind: str, provider: Provider, wrap: Callable | None) -> Non
     if not callable(provider) or not (wrap is None or callable(wrap)):
         raise TypeError("register_option: `provider` must be callable and `wrap` callable or None")
     _KINDS[kind] = (provider, wrap)
+    if load is not None:
+        _LOADERS[kind] = load
 
 
 def option_kinds() -> tuple[str, ...]:
@@ -74,13 +84,30 @@ def wrap_of(kind: str) -> Callable | None:
     return _KINDS[kind][1]
 
 
+def wrapped_forward(kind: str, forward: Callable, payload: Any = None) -> Callable:
+    """``forward`` under ``kind``'s wrap (given ``payload`` when there is one)."""
+    wrap = wrap_of(kind)
+    return wrap(forward) if payload is None else wrap(forward, payload)
+
+
+def load_payload(kind: str, data: dict | None) -> Any:
+    """A saved payload of ``kind`` back as a value (``None`` stays ``None``)."""
+    if data is None:
+        return None
+    if kind not in _LOADERS:
+        raise ValueError(f"Plan.load: option kind {kind!r} saved a payload but registers no "
+                         f"loader; register_option({kind!r}, ..., load=...) before loading")
+    return _LOADERS[kind](data)
+
+
 def candidates_for(block: LayerProfile, prof: Profile, kinds) -> list[Candidate]:
     """Every candidate of ``kinds`` for ``block``."""
     out = []
     for kind in kinds:
         wrap_of(kind)  # validates the name
-        for name, memory, seconds, targets in _KINDS[kind][0](block, prof):
-            out.append(Candidate(kind, name, int(memory), float(seconds), tuple(targets)))
+        for name, memory, seconds, targets, *payload in _KINDS[kind][0](block, prof):
+            out.append(Candidate(kind, name, int(memory), float(seconds), tuple(targets),
+                                 payload[0] if payload else None))
     return out
 
 

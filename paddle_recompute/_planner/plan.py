@@ -18,6 +18,7 @@ import paddle
 
 from .._core.layers import find_roots
 from .calibrate import calibrated
+from .op_options import measure_ops
 from .options import candidates_for, option_kinds, wrap_of
 from .plan_value import BlockChoice, Plan
 from .policy_options import measure_policies
@@ -69,9 +70,12 @@ def plan(
 
     Profiles ``model_or_fn(*sample_inputs, **kwargs)`` (see :func:`profile`), builds each
     block's candidate options (``keep``, ``full``, ``sub``, the policy kinds
-    ``policy:selective`` and ``policy:masks``, and any registered kind), and solves the
-    multiple-choice knapsack exactly.  Policy kinds are measured first: one forward and
-    backward each, with the policy on every block (see ``_planner/policy_options.py``).
+    ``policy:selective`` and ``policy:masks``, the operator-level ``ops``, and any
+    registered kind), and solves the multiple-choice knapsack exactly.  Policy kinds are
+    measured first: one forward and backward each, with the policy on every block (see
+    ``_planner/policy_options.py``); for ``ops`` every block's operators are recorded over
+    three forwards and each distinct block's keep / recompute / offload frontier is solved
+    (``_planner/op_options.py``).
 
     Args:
         model_or_fn: the model, or a function running it (e.g. forward plus loss, so the
@@ -122,6 +126,7 @@ def plan(
     roots = find_roots(model_or_fn, sample_inputs, kwargs)
     table = layer_table(model_or_fn, roots, blocks)
     measure_policies((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
+    measure_ops((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
     if regions == "tree":
         measure_region_overhead((model_or_fn, sample_inputs, kwargs), table, roots, prof)
         return _tree_plan(prof, table, kinds, limit, solver)
@@ -136,7 +141,9 @@ def plan(
                 predicted_bytes=prof.outside_bytes + int(sol.memory), extra_s=sol.time,
                 forward_s=prof.forward_s, profile=prof,
                 layers={t: table[t] for c in chosen for t in c.targets},
-                choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets)
+                choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets,
+                                     payload=c.payload,
+                                     types=tuple(type(table[t]).__name__ for t in c.targets))
                          for b, c in zip(prof.blocks, chosen, strict=True)])
 
 

@@ -3,16 +3,19 @@ into a model reversibly."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import Any
 
 import paddle
 
 from .._entry.routing import route_forward
 from .apply_calls import call_forward
-from .options import wrap_of
+from .options import load_payload, wrap_of, wrapped_forward
 from .profile_result import Profile
 
 _MiB = 1024 * 1024
@@ -21,11 +24,15 @@ __all__ = ["BlockChoice", "Plan", "AppliedPlan", "apply_plan"]
 
 _RELATIVE = re.compile(r"^roots\[\d+\]\.?")
 _MARK = "_paddle_recompute_plan_wrapped"
+_FORMAT = "paddle_recompute.plan/1"
 
 
 @dataclass(frozen=True)
 class BlockChoice:
-    """The option chosen for one block."""
+    """The option chosen for one region (a block, or a call or run of the call tree);
+    ``payload`` is what the kind's wrap is given (the ``ops`` kind's policy), ``types`` the
+    class names of the targets (checked on apply).  ``call``, ``calls`` and ``span`` place
+    a tree plan's region (``_planner/apply_calls.py``)."""
 
     block: str
     kind: str
@@ -33,9 +40,30 @@ class BlockChoice:
     memory: int
     time: float
     targets: tuple[str, ...]
+    payload: Any = None
+    types: tuple[str, ...] = ()
     call: int | None = None  # which call of the targets (None: every call)
     calls: int = 1  # calls of the targets per step
     span: tuple[int, int] | None = None  # children [a, b) of a Sequential target, one region
+
+    def to_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["targets"], out["types"] = list(self.targets), list(self.types)
+        out["payload"] = None if self.payload is None else self.payload.to_dict()
+        out["span"] = None if self.span is None else list(self.span)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> BlockChoice:
+        """The inverse of :meth:`to_dict` (plans saved before ``call``/``calls``/``span``
+        existed load as every-call choices)."""
+        call, span = data.get("call"), data.get("span")
+        return cls(data["block"], data["kind"], data["option"], int(data["memory"]),
+                   float(data["time"]), tuple(data["targets"]),
+                   payload=load_payload(data["kind"], data.get("payload")),
+                   types=tuple(data.get("types", ())),
+                   call=None if call is None else int(call), calls=int(data.get("calls", 1)),
+                   span=None if span is None else (int(span[0]), int(span[1])))
 
 
 @dataclass
@@ -67,10 +95,42 @@ class Plan:
             self._applied[-1].remove()
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k not in ("layers", "profile", "_applied")}
+        """Plain data (JSON-serialisable): the numbers and the choices, not the layers."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("layers", "profile", "_applied", "choices")}
+        out["choices"] = [c.to_dict() for c in self.choices]
+        return out
 
     def to_json(self, **kwargs) -> str:
         return json.dumps(self.to_dict(), **kwargs)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the plan to ``path`` as JSON; :meth:`load` reads it back.
+
+        Example:
+            >>> plan.save("plan.json")  # doctest: +SKIP
+            >>> Plan.load("plan.json").apply(freshly_built_model)  # doctest: +SKIP
+        """
+        with open(path, "w") as fh:
+            json.dump({"format": _FORMAT, **self.to_dict()}, fh, indent=1)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Plan:
+        """A plan written by :meth:`save`.  It holds no layers: apply it with
+        ``plan.apply(model)`` to a model built like the one it was made for.
+
+        Raises:
+            ValueError: the file is not a saved plan (or one of another format version).
+        """
+        with open(path) as fh:
+            data = json.load(fh)
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        if found != _FORMAT:
+            raise ValueError(f"Plan.load: {os.fspath(path)!r} is not a plan saved by Plan.save "
+                             f"(expected format {_FORMAT!r}, got {found!r})")
+        fields = {f.name for f in dataclasses.fields(cls)} - {"layers", "profile", "_applied", "choices"}
+        return cls(**{k: data[k] for k in fields},
+                   choices=[BlockChoice.from_dict(c) for c in data["choices"]])
 
     def __str__(self) -> str:
         lines = [f"{'block':<20} {'option':<24} {'MiB held':>9} {'extra ms':>9}"]
@@ -161,24 +221,31 @@ def _routed(layer, choices: list, forward):
 
 
 def _region(choice: BlockChoice, forward):
-    """``forward`` as the region ``choice`` makes (its kind's wrap)."""
-    return wrap_of(choice.kind)(forward)
+    """``forward`` as the region ``choice`` makes (its kind's wrap, given its payload)."""
+    return wrapped_forward(choice.kind, forward, choice.payload)
 
 
 def _targets(model, plan) -> list:
     if model is not None and not isinstance(model, paddle.nn.Layer):
         raise TypeError(f"apply_plan: `model` must be a paddle.nn.Layer or None, got "
                         f"{type(model).__name__}")
+    if model is None and not plan.layers and any(c.targets for c in plan.choices):
+        raise ValueError("apply_plan: this plan holds no layers (it was loaded from a file); "
+                         "pass the model to apply it to: plan.apply(model)")
     table = dict(model.named_sublayers(include_self=True)) if model is not None else plan.layers
     out = []
     for choice in plan.choices:
         if wrap_of(choice.kind) is None:
             continue
-        for name in choice.targets:
+        for k, name in enumerate(choice.targets):
             if name not in table and model is not None:
                 name = _RELATIVE.sub("", name)  # plans made on a function: roots[k].<path>
             if name not in table:
                 raise ValueError(f"apply_plan: the plan recomputes {name!r}, which the model "
                                  f"does not have (a plan applies to the model it was made for)")
+            kind = type(table[name]).__name__
+            if k < len(choice.types) and choice.types[k] != kind:
+                raise ValueError(f"apply_plan: layer {name!r} is a {kind}, but the plan was made "
+                                 f"for a {choice.types[k]} there; make a plan for this model")
             out.append((choice, name, table[name]))
     return out

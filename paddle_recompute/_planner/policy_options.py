@@ -36,7 +36,7 @@ from .options import recompute_forward, register_option
 from .policy_frame import measured_regions
 from .profile import sync
 
-__all__ = ["register_policy_option", "measure_policies", "POLICY_KINDS"]
+__all__ = ["register_policy_option", "measure_policies", "measure_regions", "costs_of", "POLICY_KINDS"]
 
 POLICY_KINDS: dict[str, Callable] = {}
 
@@ -85,33 +85,49 @@ def measure_policies(call, table: dict, roots: tuple, prof, kinds) -> None:
     params = trainable_params(table)
     if not params:  # nothing to backpropagate to, so no rerun to measure: offer no policy
         return
+    wrap = {kind: _wrap(POLICY_KINDS[kind]) for kind in todo}
+    for kind in todo:
+        measured = measure_regions(call, table, roots, params, {b: wrap[kind] for b in prof.blocks},
+                                   f"option {kind!r}")
+        for block, cost in costs_of(measured, prof).items():
+            prof.policy_costs.setdefault(block, {})[kind] = cost
+
+
+def costs_of(measured: dict, prof) -> dict:
+    """Per block, (bytes held, seconds) from :func:`measure_regions`' samples: the most held,
+    and the median rerun plus what the observed forward took beyond the block's plain run."""
+    out = {}
+    for block, samples in measured.items():
+        held = max(h for h, _, _ in samples)
+        rerun = statistics.median(r for _, r, _ in samples)
+        plain = prof.layers[block].recompute_s or 0.0  # the profile's unobserved rerun
+        forward = statistics.median(f for _, _, f in samples) - plain
+        out[block] = (held, rerun + max(forward, 0.0))
+    return out
+
+
+def measure_regions(call, table, roots, params, wraps: dict, what: str) -> dict:
+    """One forward + backward with ``wraps[block]`` on each block (policy regions):
+    block -> [(bytes held, rerun seconds, forward seconds)]; ``{}`` with a warning naming
+    ``what`` when the run fails (the option is left out)."""
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        for kind in todo:
-            try:
-                measured = _measure(call, table, roots, params, prof.blocks, kind)
-            except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
-                warnings.warn(f"plan: option {kind!r} left out: running the blocks under its "
-                              f"policy failed ({type(exc).__name__}: {exc})", stacklevel=3)
-                continue
-            for block, samples in measured.items():
-                held = max(h for h, _, _ in samples)
-                rerun = statistics.median(r for _, r, _ in samples)
-                plain = prof.layers[block].recompute_s or 0.0  # the profile's unobserved rerun
-                forward = statistics.median(f for _, _, f in samples) - plain
-                prof.policy_costs.setdefault(block, {})[kind] = (held, rerun + max(forward, 0.0))
+        return _measure(call, table, roots, params, wraps)
+    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
+        warnings.warn(f"plan: {what} left out: running the blocks under its policy failed "
+                      f"({type(exc).__name__}: {exc})", stacklevel=4)
+        return {}
     finally:
         set_grad_enabled(grad)
 
 
-def _measure(call, table, roots, params, blocks, kind) -> dict:
-    """One forward + backward with ``kind`` on every block:
+def _measure(call, table, roots, params, wraps: dict) -> dict:
+    """One forward + backward with ``wraps[block]`` on each block:
     block -> [(bytes held, rerun seconds, forward seconds)]."""
     owners: list = []
-    wrap = _wrap(POLICY_KINDS[kind])
 
-    def tracked(name):
+    def tracked(name, wrap):
         def wrap_tracked(forward):
             region = wrap(forward)
 
@@ -130,7 +146,8 @@ def _measure(call, table, roots, params, blocks, kind) -> dict:
 
         return wrap_tracked
 
-    with measured_regions() as finished, Wrapped([(table[name], tracked(name)) for name in blocks]):
+    with measured_regions() as finished, Wrapped([(table[name], tracked(name, wrap))
+                                                  for name, wrap in wraps.items()]):
         step(call, roots, params)
     out: dict = {}
     for name, frame, seconds in owners:

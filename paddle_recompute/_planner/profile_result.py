@@ -97,7 +97,8 @@ class Profile:
     (``""`` is the root) to rows; ``blocks`` lists the block names in call order.
     ``step_costs`` (block -> option -> seconds) holds what ``plan(..., calibrate=n)``
     measured, and ``policy_costs`` (block -> option -> (bytes, seconds)) what ``plan``
-    measured of its policy options; later plans on this profile reuse both.  ``calls``
+    measured of its policy options, ``op_profiles`` (block -> ``OpProfile``) the operator
+    graphs of the operator-level option; later plans on this profile reuse them.  ``calls``
     holds one :class:`CallProfile` per call of a layer, the tree the planner picks
     regions from.
     """
@@ -111,6 +112,8 @@ class Profile:
     step_costs: dict[str, dict[str, float]] = field(default_factory=dict)  # see calibrate
     # block -> policy option kind -> (bytes held, rerun seconds): see _planner/policy_options.py
     policy_costs: dict[str, dict[str, tuple]] = field(default_factory=dict)
+    # block -> OpProfile (its operator graph): see _planner/profile_ops.py
+    op_profiles: dict = field(default_factory=dict)
     calls: dict[str, CallProfile] = field(default_factory=dict)  # call id -> row, in call order
     region_s: float | None = None  # a region's own cost per step: see _planner/region_overhead.py
 

@@ -3,7 +3,10 @@ runs of a ``Sequential``'s children (NOTE [ Region tree ] in ``_planner/tree_sol
 
 The tree comes from ``Profile.calls``; each call's options are the registered kinds'
 candidates for it (``keep`` and ``sub`` are the tree itself, so they are left out), each
-region's time plus ``Profile.region_s`` (``_planner/region_overhead.py``).  A
+region's time plus ``Profile.region_s`` (``_planner/region_overhead.py``).  The measured
+kinds (the policies, ``policy_options.py``, and the operator-level ``ops``,
+``op_options.py``) are measured on the profile's blocks, so only a call of a block offers
+them; every call inside the model offers ``full``.  A
 call made from outside every layer (the model's own call) offers no option: recomputing
 the whole step holds nothing between forward and backward but rebuilds all of it in
 backward, which the additive model cannot see.  For the same reason the run of all the
@@ -100,12 +103,19 @@ def choices_of(prof: Profile, cands: dict, picks) -> list[BlockChoice]:
         if pick.span is None:
             c = cands[pick.name][pick.option]
             choices.append(BlockChoice(pick.name, c.kind, c.name, c.memory, c.time, c.targets,
+                                       payload=c.payload, types=_types(prof, c.targets),
                                        call=row.index, calls=prof.layers[row.layer].calls))
         else:
             a, b = pick.span
             kids = [prof.calls[k] for k in row.children[a:b + 1]]
             choices.append(BlockChoice(
                 f"{pick.name}[{a}:{b + 1}]", "full", "run", kids[0].input_bytes,
-                sum(k.recompute_s for k in kids) + (prof.region_s or 0.0), (row.layer,), call=row.index,
+                sum(k.recompute_s for k in kids) + (prof.region_s or 0.0), (row.layer,),
+                types=_types(prof, (row.layer,)), call=row.index,
                 calls=prof.layers[row.layer].calls, span=(a, b + 1)))
     return choices
+
+
+def _types(prof: Profile, targets) -> tuple[str, ...]:
+    """The class names of ``targets`` (a loaded plan checks them on apply)."""
+    return tuple(prof.layers[t].type for t in targets)

@@ -202,7 +202,7 @@ class PolicyFrame(Frame):
         op.versions = [t._inplace_version() for t in leaves]
         op.input_shapes = tuple(tuple(t.shape) for t in inputs())
         for i, t in enumerate(leaves):
-            answer = self.policy(PolicyInfo(name, None, i, t, op.input_shapes))
+            answer = self.policy(PolicyInfo(name, None, i, t, op.input_shapes, len(self.ops) - 1))
             if answer:
                 self._hold(op, i, t, answer)
         if name == "dropout" and self.state.rng is not None and op.held[0] is None:
@@ -233,7 +233,7 @@ class PolicyFrame(Frame):
         mask = next((t for _, t, _ in op.pending if t.dtype == paddle.uint8), None)
         if mask is None:
             return
-        answer = self.policy(PolicyInfo(op.name, None, 1, mask, op.input_shapes))
+        answer = self.policy(PolicyInfo(op.name, None, 1, mask, op.input_shapes, len(self.ops) - 1))
         remake = dropout_replay.plan(*call, out) if answer else None
         if remake is None:  # not wanted, or no formula matches this kernel bit for bit
             return

@@ -60,15 +60,19 @@ class PolicyInfo:
         nbytes: bytes of the tensor's data.
         input_shapes: shapes of the operator's tensor inputs, in call order (``()`` for
             ``"unknown"``).
+        position: the operator's number in the region's forward, from 0 (``None`` when
+            the question comes from ``tag``).
     """
 
-    __slots__ = ("op", "name", "output_index", "input_shapes", "_tensor")
+    __slots__ = ("op", "name", "output_index", "input_shapes", "position", "_tensor")
 
-    def __init__(self, op: str, name: str | None, output_index: int, tensor, input_shapes: tuple):
+    def __init__(self, op: str, name: str | None, output_index: int, tensor, input_shapes: tuple,
+                 position: int | None = None):
         self.op = op
         self.name = name
         self.output_index = output_index
         self.input_shapes = input_shapes
+        self.position = position
         self._tensor = tensor
 
     @property

@@ -23,10 +23,15 @@ unpacking as ``OSError`` carrying that message) instead of returning a wrong val
 Registrations live while the outermost scope runs (and while the output tensor does); the
 frame is pushed only when no other frame is on the stack, so inside recompute regions the
 region owns every saved tensor, as the core requires.
+
+Scopes and registrations are per thread, like the hook stack they sit on (NOTE [ Threads ]
+in ``_core/hooks.py``): a scope in one thread neither tracks another thread's outputs nor
+forgets them on exit.  Only the switch that turns recipes on is process-wide.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -40,18 +45,25 @@ from ._replay import Snapshot
 
 __all__ = ["Recipe", "enable", "tracking", "register_outputs", "lookup", "scope", "capture"]
 
-_ENTRIES: dict[tuple, _Entry] = {}
 
 
 class _Switch:
-    __slots__ = ("enabled", "active")
+    __slots__ = ("enabled",)
 
     def __init__(self):
         self.enabled = False  # becomes True once anything asks for recipes; never reset
-        self.active = False  # a scope has pushed the frame
+
+
+class _ThreadState(threading.local):
+    """This thread's scope and registrations."""
+
+    def __init__(self):
+        self.active = False  # a scope of this thread has pushed the frame
+        self.entries: dict[tuple, _Entry] = {}
 
 
 _STATE = _Switch()
+_LOCAL = _ThreadState()
 
 
 def enable() -> None:
@@ -61,7 +73,7 @@ def enable() -> None:
 
 def tracking() -> bool:
     """Whether outputs computed now can be registered (inside an active scope, with grad)."""
-    return _STATE.active and grad_enabled()
+    return _LOCAL.active and grad_enabled()
 
 
 class Recipe:
@@ -170,10 +182,12 @@ class _Entry:
     __slots__ = ("recipe", "ref", "version")
 
 
-def _drop(ref: weakref.ref, key: tuple) -> None:
-    entry = _ENTRIES.get(key)
+def _drop(entries: dict, ref: weakref.ref, key: tuple) -> None:
+    """The registered tensor died (in whichever thread dropped it last): forget its entry
+    in the registrations of the thread that made it."""
+    entry = entries.get(key)
     if entry is not None and entry.ref is ref:
-        del _ENTRIES[key]
+        del entries[key]
 
 
 def register(t: paddle.Tensor, recipe: Recipe) -> None:
@@ -184,8 +198,9 @@ def register(t: paddle.Tensor, recipe: Recipe) -> None:
     entry = _Entry()
     entry.recipe = recipe
     entry.version = t._inplace_version()
-    entry.ref = weakref.ref(t, lambda ref, key=key: _drop(ref, key))
-    _ENTRIES[key] = entry
+    entries = _LOCAL.entries
+    entry.ref = weakref.ref(t, lambda ref, key=key: _drop(entries, ref, key))
+    entries[key] = entry
 
 
 def register_outputs(out: Any, function: Callable[..., Any], args: tuple, kwargs: dict,
@@ -201,9 +216,10 @@ def register_outputs(out: Any, function: Callable[..., Any], args: tuple, kwargs
 
 def lookup(t: paddle.Tensor) -> Recipe | None:
     """The recipe registered for ``t``'s buffer, if any."""
-    if not _ENTRIES:
+    entries = _LOCAL.entries
+    if not entries:
         return None
-    entry = _ENTRIES.get(_key(t))
+    entry = entries.get(_key(t))
     if entry is None or entry.ref() is None or t._inplace_version() != entry.version:
         return None
     return entry.recipe
@@ -256,15 +272,16 @@ class scope:
 
     def __enter__(self) -> None:
         self.pushed = None
-        if _STATE.active or not _STATE.enabled or hooks.active_frames() or not grad_enabled():
+        local = _LOCAL
+        if local.active or not _STATE.enabled or hooks.active_frames() or not grad_enabled():
             return
         self.pushed = hooks.pushed(_FRAME)
         self.pushed.__enter__()
-        _STATE.active = True
+        local.active = True
 
     def __exit__(self, *exc: object) -> None:
         if self.pushed is None:
             return
-        _STATE.active = False
-        _ENTRIES.clear()
+        _LOCAL.active = False
+        _LOCAL.entries.clear()
         self.pushed.__exit__(*exc)

@@ -46,8 +46,8 @@ def _clean_state():
     if _hooks.active_frames():
         leaks.append(f"hook frames left: {_hooks.active_frames()}")
         _hooks.forget_all()
-    if _recipes._STATE.active:
-        _recipes._STATE.active = False
+    if _recipes._LOCAL.active:
+        _recipes._LOCAL.active = False
         leaks.append("recipe scope left active")
     if layer_recompute_installed():
         uninstall_layer_recompute()

@@ -1,0 +1,137 @@
+"""The planner's operator-level option, kind ``"ops"``: per block, points of its exact
+keep / recompute / offload frontier over its measured operators.
+
+``plan`` records every block's operators once per profile (``profile_ops.py``: measured time
+of each, output bytes, which outputs backward needs, what a rerun must run to get each one
+back), solves each distinct graph's frontier exactly (NOTE [ Operator model ] in
+``op_solve.py``) and offers up to ``MAX_CANDIDATES`` of its points per block, spread evenly
+over the memory range, each as a region whose :class:`~paddle_recompute._selective.
+op_policy.OpPolicy` keeps the chosen operators' outputs.
+
+The model ranks the points; the options' costs are then measured like the policy options'
+(``policy_options.py``): one forward and backward per point with it on every block, reading
+each region's held device bytes and rerun time, plus what its forward took beyond the
+block's plain run.  Operator times recorded in forward overstate what a rerun costs (on
+PaddleFormers' Llama at hidden 512 on CPU the model predicted about twice the measured rerun
+time at the same memory; likely, not verified: memory-bound operators rerun right before
+their backward find their data in cache), so ranking by the model and pricing by measurement
+puts the options on the same footing as the policies beside them.  A point whose run fails
+keeps the model's cost.  An option's memory is the block's inputs (a region holds them) plus
+the held bytes.  Offloading is offered only off the CPU (on the CPU the host is the device,
+so it frees nothing), priced by a measured host round trip.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+import warnings
+
+import paddle
+
+from .._selective.op_policy import OpPolicy
+from .calibrate import trainable_params
+from .op_solve import OpGraph, op_frontier
+from .options import recompute_forward, register_option
+from .policy_options import costs_of, measure_regions
+from .profile import sync
+from .profile_ops import profile_ops
+
+__all__ = ["KIND", "MAX_CANDIDATES", "measure_ops"]
+
+KIND = "ops"
+MAX_CANDIDATES = 8
+
+
+def measure_ops(call, table: dict, roots: tuple, prof, kinds) -> None:
+    """Fill ``prof.op_profiles`` when ``"ops"`` is among ``kinds`` and it is not filled yet."""
+    params = trainable_params(table)
+    if KIND not in kinds or prof.op_profiles or not params:
+        return
+    try:
+        found = profile_ops(call, table, roots, prof)
+    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
+        warnings.warn(f"plan: option {KIND!r} left out: recording the blocks' operators failed "
+                      f"({type(exc).__name__}: {exc})", stacklevel=3)
+        return
+    seconds_per_byte = _offload_seconds_per_byte()
+    for block, op_prof in found.items():
+        if seconds_per_byte is not None:
+            op_prof = dataclasses.replace(op_prof, graph=_offloadable(op_prof.graph, seconds_per_byte))
+        prof.op_profiles[block] = op_prof
+    for i in range(MAX_CANDIDATES):
+        wraps = {b: functools.partial(_wrap, policy=point[1]) for b in prof.blocks
+                 if (point := _point(prof, prof.layers[b], i)) is not None}
+        if wraps:
+            measured = measure_regions(call, table, roots, params, wraps, f"option {KIND}:{i}")
+            for block, cost in costs_of(measured, prof).items():
+                prof.policy_costs.setdefault(block, {})[f"{KIND}:{i}"] = cost
+
+
+def _offloadable(graph: OpGraph, seconds_per_byte: float) -> OpGraph:
+    ops = tuple(dataclasses.replace(o, offload_time=o.nbytes * seconds_per_byte) for o in graph.ops)
+    return OpGraph(ops, graph.slots)
+
+
+def _offload_seconds_per_byte() -> float | None:
+    """Seconds per byte of a device -> host -> device round trip (None on the CPU)."""
+    if paddle.get_device() == "cpu":
+        return None
+    x = paddle.empty([8 * 1024 * 1024], dtype="float32")
+    place = x.place
+    sync()
+    start = time.perf_counter()
+    x.cpu()._copy_to(place, True)
+    sync()
+    return (time.perf_counter() - start) / (x.size * 4)
+
+
+@functools.lru_cache(maxsize=64)
+def _frontier(graph: OpGraph):
+    return op_frontier(graph)
+
+
+def _spread(points: tuple, n: int) -> list:
+    """At most ``n`` points: for evenly spaced memory levels, the fastest point within each."""
+    lo, hi = points[0].memory, points[-1].memory
+    picked: dict = {}
+    for k in range(n):
+        level = lo + (hi - lo) * k / max(n - 1, 1)
+        best = max((p for p in points if p.memory <= level), key=lambda p: p.memory)
+        picked[best.memory] = best
+    return list(picked.values())
+
+
+def _points(op_prof) -> list:
+    return _spread(_frontier(op_prof.graph).points, MAX_CANDIDATES)
+
+
+def _point(prof, block, i: int):
+    """(predicted (bytes, seconds), policy) of ``block``'s ``i``-th offered point, or None."""
+    op_prof = prof.op_profiles.get(block.name)
+    points = _points(op_prof) if op_prof is not None else []
+    if i >= len(points):
+        return None
+    p = points[i]
+    policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, block.name)
+    return (p.memory, op_prof.overhead_s + p.time), policy
+
+
+def _provider(block, prof):
+    out = []
+    for i in range(MAX_CANDIDATES):
+        point = _point(prof, block, i)
+        if point is None:
+            break
+        (held, seconds), policy = point
+        held, seconds = prof.policy_costs.get(block.name, {}).get(f"{KIND}:{i}", (held, seconds))
+        out.append((f"{KIND}:{i}", block.input_bytes + held, seconds, (block.name,), policy))
+    return out
+
+
+def _wrap(forward, policy: OpPolicy):
+    return recompute_forward(forward, policy=policy)
+
+
+register_option(KIND, _provider, _wrap, load=OpPolicy.from_dict)

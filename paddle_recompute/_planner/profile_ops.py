@@ -1,0 +1,211 @@
+"""Operator profiles of a model's blocks, for the planner's operator-level option.
+
+Each block's forward is run with a recording frame innermost on the hook stack and the
+operators observed (``_core/ops.py``), numbered exactly as a policy region numbers them
+(NOTE [ Selective recompute ]).  Per operator call it records the name, the seconds the
+kernel took (``time``) and the seconds since the previous operator returned (``fixed``: the
+Python that leads to it, which a rerun pays even where it skips the operator), the bytes of
+its tensor outputs, and per tensor saved for backward which operator made it and which saved
+it (NOTE [ Operator model ] in ``op_solve.py``).  A saved tensor counts as made by:
+``None`` when it is a block input or a parameter (held anyway); else the first operator
+whose output has its data pointer (so a view of a kept output is covered by keeping the
+output, as the frame matches kept buffers by address); else the operator that saved it
+(an internal result, such as ``layer_norm``'s mean).
+
+A block whose calls run different operators (called twice per step on different inputs) gets
+no graph, so no operator-level option.  Blocks whose calls run the same operators with the
+same bytes and slots (the decoder layers of a model) share one graph, with each operator's
+median time over the calls and the repeats.  What a policy region's forward costs beyond the
+block's plain run (every operator passes through Python to be numbered and shown to the
+policy) is measured: forwards of the call with every block in a region under
+``policies.recompute_all`` alternate with plain forwards, and the median difference is
+shared among the blocks by their operator counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+from dataclasses import dataclass
+
+from .._core import hooks as _hooks
+from .._core import ops as _ops
+from .._core import tree
+from .._core.amp import grad_enabled, set_grad_enabled
+from .._core.state import ForwardState
+from .._selective.policies import recompute_all
+from .calibrate import Wrapped
+from .op_solve import Op, OpGraph, Slot
+from .options import recompute_forward
+from .profile import sync
+
+__all__ = ["OpProfile", "profile_ops"]
+
+_clock = time.perf_counter
+
+
+@dataclass(frozen=True)
+class OpProfile:
+    """A block's operator graph, the blocks that share it, and its observed forward's extra
+    seconds (``overhead_s``)."""
+
+    graph: OpGraph
+    blocks: tuple[str, ...]
+    overhead_s: float
+
+
+class _Held:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def unpack(self):
+        return self.value
+
+
+class _Recorder:
+    """Hook frame of one block call: records operators and saved tensors (see module doc)."""
+
+    def __init__(self, leaves):
+        self.free = {t.data_ptr() for t in leaves if t._is_initialized()}
+        self.names: list[str] = []
+        self.times: list[float] = []
+        self.fixed: list[float] = []
+        self.nbytes: list[int] = []
+        self.slots: list[tuple] = []
+        self.made: dict[int, int] = {}
+        self.alive: list = []  # outputs held, so no data pointer is reused during the call
+        self.pending: list | None = None
+        self.last = _clock()
+
+    def pack(self, tensor):
+        if self.pending is not None:
+            self.pending.append(tensor)
+        else:  # saved outside an observed operator: the rerun must at least reach here
+            at = max(len(self.names) - 1, 0)
+            self.slots.append((self._producer(tensor, at), at))
+        return _Held(tensor.detach())
+
+    def _producer(self, tensor, consumer: int):
+        ptr = tensor.data_ptr()
+        if tensor.persistable or ptr in self.free:
+            return None
+        return self.made.get(ptr, consumer)
+
+    def observe_op(self, name, fn, args, kwargs):
+        self.pending = []
+        start = _clock()
+        try:
+            out = fn(*args, **kwargs)
+        except BaseException:
+            self.pending = None
+            raise
+        end = _clock()
+        j = len(self.names)
+        self.names.append(name)
+        self.times.append(end - start)
+        self.fixed.append(start - self.last)
+        leaves = [t for t in tree.flatten(out)[0] if t._is_initialized()]
+        self.nbytes.append(sum(t.size * t.element_size() for t in leaves))
+        for t in self.pending:
+            self.slots.append((self._producer(t, j), j))
+        self.pending = None
+        for t in leaves:
+            self.made.setdefault(t.data_ptr(), j)
+        self.alive.append(out)
+        self.last = _clock()
+        return out
+
+    def signature(self) -> tuple:
+        return (tuple(self.names), tuple(self.nbytes), tuple(self.slots))
+
+
+def _recording(name: str, calls: list):
+    def wrap(forward):
+        def recorded(*args, **kwargs):
+            rec = _Recorder(tree.flatten((args, kwargs))[0])
+            sync()
+            start = _clock()
+            with _hooks.pushed(rec), _ops.installed():
+                rec.last = _clock()
+                out = forward(*args, **kwargs)
+            sync()
+            calls.append((name, rec, _clock() - start))
+            rec.alive = []
+            return out
+
+        return recorded
+
+    return wrap
+
+
+def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3) -> dict[str, OpProfile]:
+    """Record the operators of every block of ``prof`` over ``repeats`` forwards of ``call``
+    (state put back after each); block name -> its :class:`OpProfile`."""
+    calls: list = []
+    grad = grad_enabled()
+    try:
+        set_grad_enabled(True)
+        with Wrapped([(table[b], _recording(b, calls)) for b in prof.blocks]):
+            for _ in range(repeats):
+                _forward(call, roots)
+        observing = _observation_seconds(call, table, roots, prof.blocks, repeats)
+    finally:
+        set_grad_enabled(grad)
+    groups: dict = {}
+    for name, rec, _seconds in calls:
+        groups.setdefault(rec.signature(), []).append((name, rec))
+    per_op = observing / max(sum(len(r.names) for _, r, _ in calls) / repeats, 1)
+    varying = _varying(groups)
+    out: dict[str, OpProfile] = {}
+    for members in groups.values():
+        members = [(name, rec) for name, rec in members if name not in varying]
+        if members:
+            op_prof = _grouped(members, repeats, per_op)
+            out.update(dict.fromkeys(op_prof.blocks, op_prof))
+    return out
+
+
+def _varying(groups: dict) -> set:
+    """Blocks whose calls ran different operators (a position-keyed policy cannot fit them)."""
+    seen: dict = {}
+    for signature, members in groups.items():
+        for name, _ in members:
+            seen.setdefault(name, set()).add(signature)
+    return {name for name, sigs in seen.items() if len(sigs) > 1}
+
+
+def _forward(call, roots) -> float:
+    fn, args, kwargs = call
+    with ForwardState(True, roots).replayed():
+        sync()
+        start = _clock()
+        fn(*args, **kwargs)
+        sync()
+        return _clock() - start
+
+
+def _observation_seconds(call, table, roots, blocks, repeats: int) -> float:
+    """Median extra seconds of a forward whose blocks are observed policy regions."""
+    observed = functools.partial(recompute_forward, policy=recompute_all)
+    diffs = []
+    for _ in range(repeats):
+        plain = _forward(call, roots)
+        with Wrapped([(table[b], observed) for b in blocks]):
+            diffs.append(_forward(call, roots) - plain)
+    return max(statistics.median(diffs), 0.0)
+
+
+def _grouped(members: list, repeats: int, per_op: float) -> OpProfile:
+    first = members[0][1]
+    recs = [rec for _, rec in members]
+    ops = tuple(Op(name, statistics.median(r.times[j] for r in recs), first.nbytes[j],
+                   skippable=not name.endswith("_"),
+                   fixed=statistics.median(r.fixed[j] for r in recs))
+                for j, name in enumerate(first.names))
+    graph = OpGraph(ops, tuple(Slot(p, c) for p, c in first.slots))
+    blocks = tuple(dict.fromkeys(name for name, _ in members))
+    calls_per_block = len(members) / (len(blocks) * repeats)
+    return OpProfile(graph, blocks, per_op * len(ops) * calls_per_block)
