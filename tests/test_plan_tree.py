@@ -198,6 +198,43 @@ def test_a_run_of_a_sequential_is_one_region():
     assert len(calls) >= 2
 
 
+@pytest.mark.parametrize("name", ["albert", "twice"])
+def test_saved_tree_plan_on_a_fresh_model_holds_the_same_bytes_and_trains_alike(name, tmp_path):
+    """A tree plan (single calls of a shared layer, runs of a Sequential) survives
+    Plan.save / Plan.load: on a freshly built model it holds what the original held
+    (less than no recompute) and gives the original's loss and gradients bit for bit."""
+    model, x = _build(name)
+    _step(model, x)
+    prof = pr.planner.profile(model, x, repeats=1)
+    least = _least(model, x, prof)
+    plan = pr.planner.plan(model, x, budget=int(least + 0.3 * (prof.total_bytes - least)),
+                           profile=prof, regions="tree")
+    placed = [c for c in plan.choices if c.call is not None or c.span is not None]
+    assert placed, str(plan)  # a choice only a tree plan makes
+    ref_loss, ref_grads = _step(model, x)
+    with plan.apply():
+        _held(model, x)
+        held = _held(model, x)
+        model.clear_gradients()
+        loss, grads = _step(model, x)
+    assert loss == ref_loss
+    assert_tensors_equal(grads, ref_grads)
+    path = tmp_path / "tree_plan.json"
+    plan.save(path)
+    loaded = pr.planner.Plan.load(path)
+    assert loaded.to_dict() == plan.to_dict() and loaded.choices == plan.choices
+    fresh, fresh_x = _build(name)
+    _step(fresh, fresh_x)
+    none = _held(fresh, fresh_x)
+    with loaded.apply(fresh):
+        _held(fresh, fresh_x)
+        assert _held(fresh, fresh_x) == held < none
+        fresh.clear_gradients()
+        fresh_loss, fresh_grads = _step(fresh, fresh_x)
+    assert fresh_loss == ref_loss
+    assert_tensors_equal(fresh_grads, ref_grads)
+
+
 def test_regions_argument_checked():
     model, x = _build("twice")
     with pytest.raises(ValueError, match="`regions` must be"):
