@@ -4,7 +4,7 @@
 import numpy as np
 import paddle
 import pytest
-from _rc_helpers import lm_step
+from _rc_helpers import gc_paused, lm_step
 from paddle.base import core
 
 import paddle_recompute as pr
@@ -28,9 +28,10 @@ def gpt():
 
 def _held_after_forward(model, tokens) -> int:
     paddle.seed(7)
-    before = core.host_memory_stat_current_value("Allocated", 0)
-    out = model(tokens)
-    held = core.host_memory_stat_current_value("Allocated", 0) - before
+    with gc_paused():
+        before = core.host_memory_stat_current_value("Allocated", 0)
+        out = model(tokens)
+        held = core.host_memory_stat_current_value("Allocated", 0) - before
     return held - out.size * out.element_size()
 
 
@@ -243,9 +244,10 @@ def test_predicted_bytes_are_measured_bytes_for_every_choice(mask):
     from paddle_recompute.testing import recompute_sublayers
 
     recompute_sublayers(model, [str(i) for i in range(3) if chosen[i]], use_reentrant=False)
-    before = core.host_memory_stat_current_value("Allocated", 0)
-    out = model(x)
-    held = core.host_memory_stat_current_value("Allocated", 0) - before
+    with gc_paused():
+        before = core.host_memory_stat_current_value("Allocated", 0)
+        out = model(x)
+        held = core.host_memory_stat_current_value("Allocated", 0) - before
     # exact: the allocator counts requested bytes, and the model adds per-block costs
     assert held - out.size * out.element_size() == predicted + prof.outside_bytes
 
