@@ -4,7 +4,7 @@
 import numpy as np
 import paddle
 import pytest
-from _rc_helpers import lm_step
+from _rc_helpers import gc_paused, lm_step
 from paddle.base import core
 
 import paddle_recompute as pr
@@ -28,19 +28,24 @@ def gpt():
 
 def _held_after_forward(model, tokens) -> int:
     paddle.seed(7)
-    before = core.host_memory_stat_current_value("Allocated", 0)
-    out = model(tokens)
-    held = core.host_memory_stat_current_value("Allocated", 0) - before
+    with gc_paused():
+        before = core.host_memory_stat_current_value("Allocated", 0)
+        out = model(tokens)
+        held = core.host_memory_stat_current_value("Allocated", 0) - before
     return held - out.size * out.element_size()
 
 
 def _count_reruns(plan):
     """Count calls of every recomputed target's own forward (installed under the plan's
     wrap, so the recomputation's call counts too); returns the counts and an undo."""
-    counts = []
+    counts, counted_layers = [], []
     for choice in plan.choices:
         for name in choice.targets:
-            layer, original, n = plan.layers[name], plan.layers[name].forward, [0]
+            layer = plan.layers[name]
+            if choice.span is not None:  # a run of a Sequential's children: count the first
+                layer = list(layer._sub_layers.values())[choice.span[0]]
+            original, n = layer.forward, [0]
+            counted_layers.append(layer)
 
             def counted(*a, _f=original, _n=n, **k):
                 _n[0] += 1
@@ -50,9 +55,8 @@ def _count_reruns(plan):
             counts.append(n)
 
     def undo():
-        for choice in plan.choices:
-            for name in choice.targets:
-                del plan.layers[name].forward
+        for layer in counted_layers:
+            del layer.forward
 
     return counts, undo
 
@@ -186,7 +190,7 @@ def test_kept_tensors_option_costs(gpt):
 
 def test_plan_formats(gpt):
     model, tokens, _, prof = gpt
-    plan = pr.planner.plan(model, tokens, budget=0.5, profile=prof)
+    plan = pr.planner.plan(model, tokens, budget=0.5, profile=prof, regions="blocks")
     assert "predicted" in str(plan) and "blocks.0" in str(plan)
     data = plan.to_dict()
     assert data["predicted_bytes"] == plan.predicted_bytes and len(data["choices"]) == 4
@@ -240,9 +244,10 @@ def test_predicted_bytes_are_measured_bytes_for_every_choice(mask):
     from paddle_recompute.testing import recompute_sublayers
 
     recompute_sublayers(model, [str(i) for i in range(3) if chosen[i]], use_reentrant=False)
-    before = core.host_memory_stat_current_value("Allocated", 0)
-    out = model(x)
-    held = core.host_memory_stat_current_value("Allocated", 0) - before
+    with gc_paused():
+        before = core.host_memory_stat_current_value("Allocated", 0)
+        out = model(x)
+        held = core.host_memory_stat_current_value("Allocated", 0) - before
     # exact: the allocator counts requested bytes, and the model adds per-block costs
     assert held - out.size * out.element_size() == predicted + prof.outside_bytes
 
@@ -254,7 +259,8 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     hook = model.register_forward_pre_hook(lambda *a: calls.__setitem__(0, calls[0] + 1))
     rng, grads_before = paddle.get_rng_state(), snapshot_grads(model)
     try:
-        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2)
+        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2,
+                               regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
         # one step per policy option kind to measure its bytes; for the operator-level
         # option three recorded forwards, three pairs timing observation, and one step per
@@ -264,7 +270,8 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
         assert points > 1
         expected = len(POLICY_KINDS) + 3 + 2 * 3 + points + 1 + 2 * (1 + 2 * n_options)
         assert calls[0] == expected
-        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2)
+        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2,
+                                regions="blocks")
         assert calls[0] == expected  # reused, nothing measured again
     finally:
         hook.remove()

@@ -152,11 +152,20 @@ def test_result_formats():
     ({"blocks": [3]}, TypeError, "Layers or names"),
     ({"blocks": [nn.ReLU()]}, ValueError, "not part of the profiled model"),
     ({"repeats": 0}, ValueError, "repeats"),
-    ({}, ValueError, "no LayerList/Sequential of repeated blocks"),
 ])
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         pr.planner.profile(_mlp(), _x(), **kwargs)
+
+
+def test_no_repeated_blocks_still_profiles_every_call():
+    """Without repeated blocks there are none, and every call inside is a row of the call
+    tree with its re-run timed (the planner's regions)."""
+    model = _mlp()
+    prof = pr.planner.profile(model, _x(), repeats=1)
+    assert prof.blocks == []
+    assert set(prof.calls) == {name for name, _ in model.named_sublayers(include_self=True)}
+    assert all(c.recompute_s > 0 for c in prof.calls.values() if c.parent is not None)
 
 
 def test_block_not_called():

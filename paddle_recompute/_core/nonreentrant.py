@@ -54,7 +54,8 @@ from .offload import to_host, to_place
 from .state import ForwardState
 from .stop import Stoppable
 
-__all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS", "Frame", "Recomputation", "Handle", "clock"]
+__all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS", "Frame", "Recomputation", "Handle", "clock",
+           "rerunning"]
 
 _API = "recompute(use_reentrant=False)"
 EARLY_STOP_MIN_TAIL_NS = 10_000  # about twice what a stop costs (measured: ~5 µs)
@@ -234,6 +235,11 @@ class Recomputation:
         if index == self.last:
             self.stopper.stop()
         return _DISCARDED
+
+
+def rerunning() -> bool:
+    """Whether this thread is inside a region's rerun (a forward that happens again)."""
+    return any(isinstance(f, Recomputation) for f in _hooks.active_frames())
 
 
 def _run_pushed(frame, function, args, kwargs):

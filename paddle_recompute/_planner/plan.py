@@ -25,7 +25,9 @@ from .policy_options import measure_policies
 from .profile import profile as run_profile
 from .profile_blocks import layer_table
 from .profile_result import Profile
+from .region_overhead import measure_region_overhead
 from .solve import BLOCK_SOLVERS, InfeasibleBudget, Option
+from .tree_plan import solve_calls
 
 __all__ = ["plan", "budget_bytes"]
 
@@ -61,6 +63,7 @@ def plan(
     solver: str = "exact",
     profile: Profile | None = None,
     calibrate: int = 0,
+    regions: str | None = None,
     **kwargs: Any,
 ) -> Plan:
     """Choose, per block, how to recompute so activations fit ``budget`` at the least time.
@@ -84,10 +87,15 @@ def plan(
         options: option kinds to consider (default: every registered kind).
         solver: ``"exact"`` (default), ``"greedy"`` or ``"brute_force"``.
         profile: reuse a :class:`Profile` of the same call instead of profiling again.
-        calibrate: rounds of calibration (0: off).  Each option's time becomes the measured
-            growth of a forward + backward with it applied (see ``_planner/calibrate.py``):
-            slower to plan (one forward + backward per option and round), closer to what
-            the step pays.  Stored in the profile and reused.
+        regions: where regions come from.  ``"tree"`` (the default without ``blocks``):
+            any call of any sublayer at any depth (each call of a shared layer on its own)
+            and any run of two or more children of a ``Sequential``, chosen by an exact
+            dynamic program over the call tree (NOTE [ Region tree ]).  ``"blocks"`` (the
+            default with ``blocks``): one option per block (NOTE [ Planner model ]).
+        calibrate: rounds of calibration (0: off; ``regions="blocks"`` only).  Each
+            option's time becomes the measured growth of a forward + backward with it
+            applied (see ``_planner/calibrate.py``): slower to plan (one forward +
+            backward per option and round), closer to what the step pays.  Stored in the profile and reused.
         **kwargs: keyword arguments of the call.
 
     Returns:
@@ -109,12 +117,9 @@ def plan(
         >>> with p.apply():
         ...     model(x).sum().backward()
     """
-    if solver not in BLOCK_SOLVERS:
-        raise ValueError(f"plan: `solver` must be one of {sorted(BLOCK_SOLVERS)}, got {solver!r}")
+    regions = _regions(regions, blocks, solver, calibrate)
     kinds = _kinds(options)
     budget_bytes("plan", budget, 1)  # type and range checks before the (slow) profile
-    if isinstance(calibrate, bool) or not isinstance(calibrate, int) or calibrate < 0:
-        raise ValueError(f"plan: `calibrate` must be an int >= 0 (rounds), got {calibrate!r}")
     prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
                                                              blocks=blocks, **kwargs)
     limit = budget_bytes("plan", budget, prof.total_bytes)
@@ -122,6 +127,9 @@ def plan(
     table = layer_table(model_or_fn, roots, blocks)
     measure_policies((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
     measure_ops((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
+    if regions == "tree":
+        measure_region_overhead((model_or_fn, sample_inputs, kwargs), table, roots, prof)
+        return _tree_plan(prof, table, kinds, limit, solver)
     cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
     for b, c in zip(prof.blocks, cands, strict=True):
         if not c:
@@ -133,9 +141,44 @@ def plan(
                 predicted_bytes=prof.outside_bytes + int(sol.memory), extra_s=sol.time,
                 forward_s=prof.forward_s, profile=prof,
                 layers={t: table[t] for c in chosen for t in c.targets},
-                choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets, c.payload,
-                                     tuple(type(table[t]).__name__ for t in c.targets))
+                choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets,
+                                     payload=c.payload,
+                                     types=tuple(type(table[t]).__name__ for t in c.targets))
                          for b, c in zip(prof.blocks, chosen, strict=True)])
+
+
+def _regions(regions, blocks, solver: str, calibrate) -> str:
+    """Check the options that depend on where regions come from; the resolved ``regions``."""
+    if regions is None:
+        regions = "tree" if blocks is None else "blocks"
+    if regions not in ("tree", "blocks"):
+        raise ValueError(f"plan: `regions` must be 'tree' (any call of any sublayer, runs of a "
+                         f"Sequential) or 'blocks' (one option per block), got {regions!r}")
+    solvers = ("exact", "brute_force") if regions == "tree" else tuple(BLOCK_SOLVERS)
+    if solver not in solvers:
+        raise ValueError(f"plan: with regions={regions!r}, `solver` must be one of "
+                         f"{sorted(solvers)}, got {solver!r}")
+    if isinstance(calibrate, bool) or not isinstance(calibrate, int) or calibrate < 0:
+        raise ValueError(f"plan: `calibrate` must be an int >= 0 (rounds), got {calibrate!r}")
+    if calibrate and regions == "tree":
+        raise ValueError("plan: `calibrate` prices block options; pass regions='blocks' (and "
+                         "blocks=..., or let them be detected) to calibrate")
+    return regions
+
+
+def _tree_plan(prof: Profile, table: dict, kinds, limit: int, solver: str) -> Plan:
+    try:
+        choices, memory, seconds = solve_calls(prof, table, kinds, limit, solver)
+    except InfeasibleBudget as exc:
+        raise InfeasibleBudget(limit, exc.minimum, note=_share(exc.minimum, prof)) from None
+    return Plan(budget=limit, baseline_bytes=prof.total_bytes, predicted_bytes=int(memory),
+                extra_s=seconds, forward_s=prof.forward_s, profile=prof,
+                layers={t: table[t] for c in choices for t in c.targets}, choices=choices)
+
+
+def _share(least: float, prof: Profile) -> str:
+    return (f" ({least / max(prof.total_bytes, 1):.3f} of the {prof.total_bytes:,} bytes saved "
+            "without recompute)")
 
 
 def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:
@@ -146,8 +189,7 @@ def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:
         sol = BLOCK_SOLVERS[solver](numbers_only, limit - prof.outside_bytes)
     except InfeasibleBudget as exc:
         least = exc.minimum + prof.outside_bytes
-        raise InfeasibleBudget(limit, least, note=f" ({least / max(prof.total_bytes, 1):.3f} of the "
-                               f"{prof.total_bytes:,} bytes saved without recompute)") from None
+        raise InfeasibleBudget(limit, least, note=_share(least, prof)) from None
     return [cs[i] for cs, i in zip(cands, sol.choice, strict=True)], sol
 
 

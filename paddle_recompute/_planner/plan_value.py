@@ -14,6 +14,7 @@ from typing import Any
 import paddle
 
 from .._entry.routing import route_forward
+from .apply_calls import call_forward
 from .options import load_payload, wrap_of, wrapped_forward
 from .profile_result import Profile
 
@@ -28,8 +29,10 @@ _FORMAT = "paddle_recompute.plan/1"
 
 @dataclass(frozen=True)
 class BlockChoice:
-    """The option chosen for one block; ``payload`` is what the kind's wrap is given (the
-    ``ops`` kind's policy), ``types`` the class names of the targets (checked on apply)."""
+    """The option chosen for one region (a block, or a call or run of the call tree);
+    ``payload`` is what the kind's wrap is given (the ``ops`` kind's policy), ``types`` the
+    class names of the targets (checked on apply).  ``call``, ``calls`` and ``span`` place
+    a tree plan's region (``_planner/apply_calls.py``)."""
 
     block: str
     kind: str
@@ -39,18 +42,28 @@ class BlockChoice:
     targets: tuple[str, ...]
     payload: Any = None
     types: tuple[str, ...] = ()
+    call: int | None = None  # which call of the targets (None: every call)
+    calls: int = 1  # calls of the targets per step
+    span: tuple[int, int] | None = None  # children [a, b) of a Sequential target, one region
 
     def to_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["targets"], out["types"] = list(self.targets), list(self.types)
         out["payload"] = None if self.payload is None else self.payload.to_dict()
+        out["span"] = None if self.span is None else list(self.span)
         return out
 
     @classmethod
     def from_dict(cls, data: dict) -> BlockChoice:
+        """The inverse of :meth:`to_dict` (plans saved before ``call``/``calls``/``span``
+        existed load as every-call choices)."""
+        call, span = data.get("call"), data.get("span")
         return cls(data["block"], data["kind"], data["option"], int(data["memory"]),
                    float(data["time"]), tuple(data["targets"]),
-                   load_payload(data["kind"], data.get("payload")), tuple(data.get("types", ())))
+                   payload=load_payload(data["kind"], data.get("payload")),
+                   types=tuple(data.get("types", ())),
+                   call=None if call is None else int(call), calls=int(data.get("calls", 1)),
+                   span=None if span is None else (int(span[0]), int(span[1])))
 
 
 @dataclass
@@ -186,19 +199,30 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
         raise TypeError(f"apply_plan: `plan` must be a Plan from paddle_recompute.planner.plan, got "
                         f"{type(plan).__name__}")
     targets = _targets(model, plan)
-    routings: list = []
-    for _choice, name, layer in targets:
+    by_layer: dict = {}
+    for choice, name, layer in targets:
         if getattr(layer.__dict__.get("forward"), _MARK, False):
             raise ValueError(f"apply_plan: layer {name!r} is already wrapped by a plan; "
                              "remove that plan first")
-    for choice, _name, layer in targets:
-        routing = route_forward(layer, functools.partial(wrapped_forward, choice.kind,
-                                                         payload=choice.payload))
+        by_layer.setdefault(id(layer), (layer, []))[1].append(choice)
+    routings: list = []
+    for layer, choices in by_layer.values():
+        routing = route_forward(layer, functools.partial(_routed, layer, choices))
         setattr(routing.forward, _MARK, True)
         routings.append(routing)
     handle = AppliedPlan(plan, routings)
     plan._applied.append(handle)
     return handle
+
+
+def _routed(layer, choices: list, forward):
+    """``layer``'s forward under the plan's ``choices`` for it (``_planner/apply_calls.py``)."""
+    return call_forward(layer, forward, choices, _region)
+
+
+def _region(choice: BlockChoice, forward):
+    """``forward`` as the region ``choice`` makes (its kind's wrap, given its payload)."""
+    return wrapped_forward(choice.kind, forward, choice.payload)
 
 
 def _targets(model, plan) -> list:

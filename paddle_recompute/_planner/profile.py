@@ -30,6 +30,7 @@ from .._core.layers import find_roots
 from .._core.state import ForwardState
 from .._entry.routing import route_forward
 from .profile_blocks import layer_table, resolve_blocks
+from .profile_calls import call_rows
 from .profile_counter import Counter, spans, tensor_key
 from .profile_result import LayerProfile, Profile
 
@@ -65,13 +66,17 @@ def sync() -> None:
 
 class _Instrumented:
     """Context manager: wrap each named layer's ``forward`` to time it and track the
-    running layer; ``rerun`` layers are also re-run once per call to time a recompute."""
+    running call; every layer is also re-run once per call to time a recompute."""
 
-    def __init__(self, layers: dict, rerun: set, blocks: list):
-        self.layers, self.rerun, self.blocks = layers, rerun, set(blocks)
-        self.block_inputs: list = []  # (block or part, keys of its input tensors), in call order
+    def __init__(self, layers: dict, consumers: set, blocks: list):
+        self.layers, self.consumers, self.blocks = layers, consumers, set(blocks)
+        self.block_inputs: list = []  # (call of a block or part, keys of its inputs), in call order
         self.counter: Counter | None = None
         self.times: dict[str, list[float]] = {}  # per name: [forward, recompute, calls, in, out]
+        # per call id: [layer, index, parent call, forward, recompute, [(input key, bytes)]]
+        self.calls: dict[str, list] = {}
+        self.counts: dict[str, int] = {}  # per name: calls so far
+        self.held: list = []  # every call's input tensors, until the run ends
         self.paused = False
         self.rerun_s = 0.0  # re-run time so far: enclosing layers' forward time excludes it
         self.routings: list = []
@@ -89,11 +94,8 @@ class _Instrumented:
         def forward(*args, **kwargs):
             if self.paused:
                 return original(*args, **kwargs)
-            state = ForwardState(True, (layer,)) if name in self.rerun else None
-            if name in self.rerun:  # blocks and their parts: each is a recompute option
-                self.block_inputs.append((name, [tensor_key(t) for t in _tree.flatten((args, kwargs))[0]
-                                                 if t._is_initialized()]))
-            self.counter.stack.append(name)
+            call, inputs = self._enter(name, args, kwargs)
+            state = ForwardState(True, (layer,))
             sync()
             start, reruns = _clock(), self.rerun_s
             try:
@@ -101,16 +103,39 @@ class _Instrumented:
                 sync()
             finally:
                 self.counter.stack.pop()
+            seconds = _clock() - start - (self.rerun_s - reruns)
             row = self.times.setdefault(name, [0.0, 0.0, 0, 0, 0])
-            row[0] += _clock() - start - (self.rerun_s - reruns)
+            row[0] += seconds
             row[2] += 1
-            row[3] += nbytes_of((args, kwargs), self.counter.alive_anyway)
+            row[3] += sum(n for _, n in inputs)
             row[4] += nbytes_of(out)
-            if state is not None:
-                row[1] += self._rerun(original, state, args, kwargs)
+            rerun = 0.0
+            if self.calls[call][2] is not None or name in self.consumers:
+                # any call inside the model can be a region; the model's own call is one only
+                # as a block (NOTE [ Region tree ])
+                rerun = self._rerun(original, state, args, kwargs)
+            row[1] += rerun
+            self.calls[call][3:5] = [seconds, rerun]
             return out
 
         return forward
+
+    def _enter(self, name: str, args, kwargs) -> tuple[str, list]:
+        """Number the call, note its inputs (key, bytes; not alive anyway) and push it."""
+        index = self.counts[name] = self.counts.get(name, -1) + 1
+        call = f"{name}@{index}" if index else name
+        tensors = [t for t in _tree.flatten((args, kwargs))[0] if t._is_initialized()]
+        if name in self.consumers:  # blocks and their parts: NOTE [ Counting saved bytes ]
+            self.block_inputs.append((call, [tensor_key(t) for t in tensors]))
+        inputs = list({tensor_key(t): t._holder_size() for t in tensors
+                       if not self.counter.alive_anyway(t.data_ptr())}.items())
+        parent = self.counter.stack[-1] if self.counter.stack else None
+        self.calls[call] = [name, index, parent, 0.0, 0.0, inputs]
+        self.counter.stack.append(call)
+        self.held.append(tensors)  # alive to the end of the run: no other tensor takes their keys
+        for key, _ in inputs:
+            self.counter.use(key, tuple(self.counter.stack))
+        return call, inputs
 
     def _rerun(self, original, state, args, kwargs) -> float:
         self.paused = True
@@ -172,17 +197,17 @@ def profile(
     roots = find_roots(model_or_fn, inputs, kwargs)
     layers = layer_table(model_or_fn, roots, blocks)
     block_names = resolve_blocks(model_or_fn, layers, blocks)
-    rerun = set(block_names) | {c for b in block_names for c in _children(layers, b)}
+    consumers = set(block_names) | {c for b in block_names for c in _children(layers, b)}
     runs = []
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
         for r in range(repeats):
-            runs.append(_one_run(model_or_fn, inputs, kwargs, roots, layers, rerun, block_names,
+            runs.append(_one_run(model_or_fn, inputs, kwargs, roots, layers, consumers, block_names,
                                  r == 0))
     finally:
         set_grad_enabled(grad)
-    return _assemble(runs, layers, block_names, rerun, repeats)
+    return _assemble(runs, layers, block_names, repeats)
 
 
 def _children(layers: dict, name: str) -> list[str]:
@@ -198,8 +223,8 @@ def _alive_anyway(layers: dict, inputs, kwargs) -> list:
                  + _tree.flatten((inputs, kwargs))[0])
 
 
-def _one_run(fn, inputs, kwargs, roots, layers, rerun, blocks, record) -> tuple:
-    with _Instrumented(layers, rerun, blocks) as inst, ForwardState(True, roots).replayed():
+def _one_run(fn, inputs, kwargs, roots, layers, consumers, blocks, record) -> tuple:
+    with _Instrumented(layers, consumers, blocks) as inst, ForwardState(True, roots).replayed():
         counter = inst.counter = Counter(_alive_anyway(layers, inputs, kwargs), record)
         with _hooks.pushed(counter), ops.installed():
             sync()
@@ -208,29 +233,34 @@ def _one_run(fn, inputs, kwargs, roots, layers, rerun, blocks, record) -> tuple:
             sync()
             seconds = _clock() - start - inst.rerun_s
         del out
+    counter.resolve_uses()
+    inst.held.clear()
     for block, keys in inst.block_inputs:
         counter.give_to_consumer(block, keys)
-    counter.give_to_outside(blocks)
-    return counter, inst.times, seconds
+    counter.give_to_outside({c for c, row in inst.calls.items() if row[0] in inst.blocks})
+    return counter, inst.times, seconds, inst.calls
 
 
-def _assemble(runs, layers, block_names, rerun, repeats) -> Profile:
+def _assemble(runs, layers, block_names, repeats) -> Profile:
     counter = runs[0][0]
     by_layer = counter.by_layer()
+    inside = {row[0] for row in runs[0][3].values() if row[2] is not None}  # re-run: a region
     rows = {}
     for name, layer in layers.items():
         inclusive, own = by_layer.get(name, (0, 0))
-        per_run = [times.get(name, [0.0, 0.0, 0, 0, 0]) for _, times, _ in runs]
+        per_run = [times.get(name, [0.0, 0.0, 0, 0, 0]) for _, times, _, _ in runs]
         first = per_run[0]
         rows[name] = LayerProfile(
             name=name, type=type(layer).__name__, depth=name.count(".") + (name != ""),
             calls=first[2], saved_bytes=inclusive, self_bytes=own, input_bytes=first[3],
             output_bytes=first[4], forward_s=statistics.median(r[0] for r in per_run),
-            recompute_s=statistics.median(r[1] for r in per_run) if name in rerun else None,
+            recompute_s=statistics.median(r[1] for r in per_run)
+            if name in inside or name in block_names else None,
             is_block=name in block_names, children=_children(layers, name))
     for b in block_names:
         if rows[b].calls == 0:
             raise ValueError(f"profile: block {b!r} was not called by the forward")
     return Profile(total_bytes=counter.total,
-                   forward_s=statistics.median(s for _, _, s in runs), layers=rows,
-                   blocks=list(block_names), saved=counter.saved(), repeats=repeats)
+                   forward_s=statistics.median(s for _, _, s, _ in runs), layers=rows,
+                   blocks=list(block_names), saved=counter.saved(), repeats=repeats,
+                   calls=call_rows(counter, [calls for *_, calls in runs]))

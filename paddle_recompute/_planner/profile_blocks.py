@@ -42,8 +42,11 @@ def detect_blocks(layers: dict[str, nn.Layer]) -> list[str]:
     ``encoder.layers``, the 16 bottlenecks of ResNet-50's four stages, the 17 inverted
     residuals inside MobileNetV2's ``features``.
     """
+    table_name = {}
+    for name, layer in layers.items():
+        table_name.setdefault(id(layer), name)  # a layer at several places: its first name
     runs = [r for name, layer in layers.items() if isinstance(layer, (nn.LayerList, nn.Sequential))
-            for r in _runs(name, layer)]
+            for r in _runs(layer, table_name)]
     outer = [r for r in runs if not any(inside(r[1][0], b) for other in runs if other is not r
                                         for b in other[1])]
     counts: dict[type, int] = {}
@@ -52,16 +55,16 @@ def detect_blocks(layers: dict[str, nn.Layer]) -> list[str]:
     if not counts:
         return []
     best = max(counts, key=counts.get)  # ties: the first type found, in layer order
-    return [n for kind, names in outer if kind is best for n in names]
+    return list(dict.fromkeys(n for kind, names in outer if kind is best for n in names))
 
 
-def _runs(name: str, container: nn.Layer) -> list[tuple[type, list[str]]]:
+def _runs(container: nn.Layer, table_name: dict) -> list[tuple[type, list[str]]]:
     least = 1 if isinstance(container, nn.LayerList) else 2
     out: list[tuple[type, list[str]]] = []
-    for key, child in container._sub_layers.items():
-        if child is None:
+    for child in container._sub_layers.values():
+        if child is None or id(child) not in table_name:
             continue
-        qualified = f"{name}.{key}" if name else key
+        qualified = table_name[id(child)]
         if out and type(child) is out[-1][0]:
             out[-1][1].append(qualified)
         else:
@@ -87,8 +90,7 @@ def resolve_blocks(model_or_fn, layers: dict, blocks: Sequence | None) -> list[s
             return found
         if not isinstance(model_or_fn, (nn.LayerList, nn.Sequential)):
             return [""]  # one layer (a decoder layer): it is the block, its sublayers the parts
-        raise ValueError("profile: found no LayerList/Sequential of repeated blocks; pass "
-                         "blocks=[...] (sublayers or their names), or blocks=[] for none")
+        return []  # the planner picks regions from the call tree; blocks are not needed
     if isinstance(blocks, (str, bytes, nn.Layer)) or not isinstance(blocks, Sequence):
         raise TypeError(f"profile: `blocks` must be a list of Layers or sublayer names, got {blocks!r}")
     by_id = {}

@@ -18,13 +18,23 @@ from .._core import hooks, tree
 from .._core.debug import op_label
 from .profile_result import SavedTensor
 
-__all__ = ["Counter", "tensor_key", "spans"]
+__all__ = ["Counter", "tensor_key", "spans", "layer_of"]
 
 
 def tensor_key(t) -> tuple:
     """Identity of the memory a saved tensor keeps alive: the start of its buffer (every
     view of one buffer keeps all of it)."""
     return (t.data_ptr() - t._offset(),)
+
+
+def layer_of(call: str) -> str:
+    """The layer name of a call id (``name`` or ``name@k`` for its k-th call, k >= 1)."""
+    return call.rsplit("@", 1)[0] if "@" in call else call
+
+
+def _names(stack: tuple) -> list[str]:
+    """Layer names of a stack of call ids, each once (a layer may call itself)."""
+    return list(dict.fromkeys(layer_of(c) for c in stack))
 
 
 def spans(tensors) -> list:
@@ -39,10 +49,28 @@ def spans(tensors) -> list:
 
 
 class _Entry:
-    __slots__ = ("nbytes", "owner", "savers", "record")
+    __slots__ = ("nbytes", "owner", "first", "savers", "uses", "record")
 
     def __init__(self, nbytes: int, owner: tuple, record):
-        self.nbytes, self.owner, self.savers, self.record = nbytes, owner, [], record
+        self.nbytes, self.owner, self.first, self.record = nbytes, owner, owner, record
+        self.savers: list[tuple] = []
+        self.uses: list[tuple] = []  # stacks of the calls that took the tensor as an input
+
+    def stacks(self) -> list[tuple]:
+        """Every save of the tensor and every call it was an input of."""
+        return [self.first, *self.savers, *self.uses]
+
+    def common(self) -> tuple:
+        """The calls running at every save and every use of the tensor as a call's input
+        (their stacks' common prefix): a region frees the tensor only if all of them lie
+        inside it, since a region holds its inputs (NOTE [ Region tree ])."""
+        out = self.first
+        for stack in self.stacks():
+            n = 0
+            while n < min(len(out), len(stack)) and out[n] == stack[n]:
+                n += 1
+            out = out[:n]
+        return out
 
 
 class Counter:
@@ -52,7 +80,7 @@ class Counter:
         self.excluded = sorted(excluded)  # (start, end) of memory alive anyway
         self.starts = [s for s, _ in self.excluded]
         self.entries: dict[tuple, _Entry] = {}
-        self.stack: list[str] = []
+        self.stack: list[str] = []  # call ids (``layer_of`` gives the layer)
         self.total = 0
         self.record = record
         # Producers come from observing ``paddle._C_ops`` (``observe_op``), not from
@@ -60,6 +88,7 @@ class Counter:
         self.producers: dict[int, str] = {}  # data pointer -> op that last made it
         self.running = False
         self.unresolved: list = []  # records saved inside the running op
+        self.pending_uses: list = []  # (key, stack): inputs not saved (yet) when the call began
 
     def observe_op(self, name, fn, args, kwargs):
         """Run operator ``name``, remembering it as the producer of its outputs."""
@@ -100,12 +129,28 @@ class Counter:
                 self.unresolved.append((record, key[0]))
         self.entries[key] = _Entry(n, tuple(self.stack), record)
 
+    def use(self, key: tuple, stack: tuple) -> None:
+        """Note that the call on top of ``stack`` took the tensor ``key`` as an input (the
+        caller keeps the tensor alive until :meth:`resolve_uses`, so keys stay unique)."""
+        entry = self.entries.get(key)
+        if entry is not None:
+            entry.uses.append(stack)
+        else:
+            self.pending_uses.append((key, stack))
+
+    def resolve_uses(self) -> None:
+        """Attach the uses of tensors saved after the call that took them began."""
+        for key, stack in self.pending_uses:
+            if key in self.entries:
+                self.entries[key].uses.append(stack)
+        self.pending_uses.clear()
+
     def alive_anyway(self, ptr: int) -> bool:
         i = bisect.bisect_right(self.starts, ptr) - 1
         return i >= 0 and ptr < self.excluded[i][1]
 
     def give_to_consumer(self, block: str, input_keys) -> None:
-        """Make ``block`` the owner of its inputs that it saves but another layer owns."""
+        """Make call ``block`` the owner of its inputs that it saves but another layer owns."""
         for key in input_keys:
             entry = self.entries.get(key)
             if entry is None or block in entry.owner:
@@ -119,7 +164,7 @@ class Counter:
         """Make a tensor saved inside a block and also outside every block (the last block's
         output that pooling or the head saves) belong outside: recomputing the block does
         not free it."""
-        blocks = set(blocks)
+        blocks = set(blocks)  # call ids
         for entry in self.entries.values():
             if not blocks.intersection(entry.owner):
                 continue
@@ -132,16 +177,46 @@ class Counter:
         """Layer name -> [bytes saved inside it, bytes saved directly by it]."""
         out: dict[str, list[int]] = {}
         for e in self.entries.values():
-            for name in e.owner:
+            for name in _names(e.owner):
                 out.setdefault(name, [0, 0])[0] += e.nbytes
             if e.owner:
-                out[e.owner[-1]][1] += e.nbytes
+                out[layer_of(e.owner[-1])][1] += e.nbytes
         return out
+
+    def by_call(self) -> dict[str, list[int]]:
+        """Call id -> [bytes whose savers all ran inside it, of those the ones not all inside
+        one of its child calls] (NOTE [ Region tree ]); ``""`` keys nothing."""
+        out: dict[str, list[int]] = {}
+        for e in self.entries.values():
+            common = e.common()
+            for call in common:
+                out.setdefault(call, [0, 0])[0] += e.nbytes
+            if common:
+                out[common[-1]][1] += e.nbytes
+        return out
+
+    def shared_by_children(self) -> dict[str, list[tuple[set, int]]]:
+        """Call id -> [(its child calls that saved a tensor, bytes)] for the tensors of its
+        ``self`` bytes that only its children saved (several of them)."""
+        out: dict[str, list] = {}
+        for e in self.entries.values():
+            common = e.common()
+            depth = len(common)
+            stacks = e.stacks()
+            if not common or any(len(s) == depth for s in stacks):
+                continue
+            out.setdefault(common[-1], []).append(({s[depth] for s in stacks}, e.nbytes))
+        return out
+
+    def inside_call(self, key: tuple, call: str) -> bool | None:
+        """Whether the saved tensor ``key`` counts inside ``call`` (None: not saved)."""
+        entry = self.entries.get(key)
+        return None if entry is None else call in entry.common()
 
     def saved(self) -> list[SavedTensor] | None:
         """One record per counted tensor, in save order, attributed to its owner."""
         if not self.record:
             return None
         for e in self.entries.values():
-            e.record.layer = e.owner[-1] if e.owner else "<outside layers>"
+            e.record.layer = layer_of(e.owner[-1]) if e.owner else "<outside layers>"
         return [e.record for e in self.entries.values()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["SavedTensor", "LayerProfile", "Profile"]
+__all__ = ["SavedTensor", "LayerProfile", "CallProfile", "Profile"]
 
 _MiB = 1024 * 1024
 
@@ -58,6 +58,36 @@ class LayerProfile:
 
 
 @dataclass
+class CallProfile:
+    """One call of a layer over the profiled forward (a layer called three times, shared
+    weights, has three; see NOTE [ Region tree ] in ``_planner/tree_solve.py``).
+
+    ``id`` is the layer's name, with ``@k`` appended for its k-th call (k >= 1, in call
+    order); ``parent`` the id of the call it ran in (``None``: called from outside every
+    layer); ``children`` the calls made inside it, in order.  ``saved_bytes``: the tensors
+    saved for backward whose every save ran inside this call (what a region around it
+    frees); ``self_bytes``: of those, the ones no single child call holds all saves of;
+    ``input_bytes``: what such a region adds by holding its inputs (inputs that a layer
+    outside it saves are held anyway and not counted).  ``forward_s`` and ``recompute_s``
+    are the call's forward and the re-run of it, in seconds (medians over the repeats).
+    ``shared_bytes``: ``(first, last, bytes)``, part of ``self_bytes`` saved only by its
+    children ``first..last`` (positions in ``children``), several of them.
+    """
+
+    id: str
+    layer: str
+    index: int
+    parent: str | None
+    saved_bytes: int = 0
+    self_bytes: int = 0
+    input_bytes: int = 0
+    forward_s: float = 0.0
+    recompute_s: float = 0.0
+    children: list[str] = field(default_factory=list)
+    shared_bytes: list[tuple[int, int, int]] = field(default_factory=list)
+
+
+@dataclass
 class Profile:
     """Result of :func:`paddle_recompute.planner.profile`.
 
@@ -68,7 +98,9 @@ class Profile:
     ``step_costs`` (block -> option -> seconds) holds what ``plan(..., calibrate=n)``
     measured, and ``policy_costs`` (block -> option -> (bytes, seconds)) what ``plan``
     measured of its policy options, ``op_profiles`` (block -> ``OpProfile``) the operator
-    graphs of the operator-level option; later plans on this profile reuse them.
+    graphs of the operator-level option; later plans on this profile reuse them.  ``calls``
+    holds one :class:`CallProfile` per call of a layer, the tree the planner picks
+    regions from.
     """
 
     total_bytes: int
@@ -82,6 +114,8 @@ class Profile:
     policy_costs: dict[str, dict[str, tuple]] = field(default_factory=dict)
     # block -> OpProfile (its operator graph): see _planner/profile_ops.py
     op_profiles: dict = field(default_factory=dict)
+    calls: dict[str, CallProfile] = field(default_factory=dict)  # call id -> row, in call order
+    region_s: float | None = None  # a region's own cost per step: see _planner/region_overhead.py
 
     @property
     def outside_bytes(self) -> int:

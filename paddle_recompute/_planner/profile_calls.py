@@ -1,0 +1,42 @@
+"""The call tree of a profiled forward: one row per call of a layer (NOTE [ Region tree ])."""
+
+from __future__ import annotations
+
+import statistics
+
+from .profile_counter import Counter
+from .profile_result import CallProfile
+
+__all__ = ["call_rows"]
+
+
+def call_rows(counter: Counter, runs: list[dict]) -> dict[str, CallProfile]:
+    """Rows from the counter and each run's call records (``_Instrumented.calls``); times
+    are medians over the runs that made the same call."""
+    first = runs[0]
+    by_call = counter.by_call()
+    rows: dict[str, CallProfile] = {}
+    for call, (layer, index, parent, _, _, inputs) in first.items():
+        inclusive, own = by_call.get(call, (0, 0))
+        rows[call] = CallProfile(
+            id=call, layer=layer, index=index, parent=parent, saved_bytes=inclusive,
+            self_bytes=own, input_bytes=_held_inputs(counter, call, inputs),
+            forward_s=statistics.median(r[call][3] for r in runs if call in r),
+            recompute_s=statistics.median(r[call][4] for r in runs if call in r))
+    for call, row in rows.items():
+        if row.parent is not None:
+            rows[row.parent].children.append(call)
+    for call, shared in counter.shared_by_children().items():
+        position = {c: i for i, c in enumerate(rows[call].children)}
+        spans: dict = {}
+        for savers, n in shared:
+            at = sorted(position[c] for c in savers)
+            spans[(at[0], at[-1])] = spans.get((at[0], at[-1]), 0) + n
+        rows[call].shared_bytes = [(lo, hi, n) for (lo, hi), n in sorted(spans.items())]
+    return rows
+
+
+def _held_inputs(counter: Counter, call: str, inputs: list) -> int:
+    """Bytes a region around ``call`` adds by holding its inputs: those saved inside it (then
+    counted in it) or saved nowhere; an input some layer outside it saves is held anyway."""
+    return sum(n for key, n in inputs if counter.inside_call(key, call) is not False)

@@ -1,0 +1,121 @@
+"""Plans over the call tree: regions at any depth, each call of a shared layer on its own,
+runs of a ``Sequential``'s children (NOTE [ Region tree ] in ``_planner/tree_solve.py``).
+
+The tree comes from ``Profile.calls``; each call's options are the registered kinds'
+candidates for it (``keep`` and ``sub`` are the tree itself, so they are left out), each
+region's time plus ``Profile.region_s`` (``_planner/region_overhead.py``).  The measured
+kinds (the policies, ``policy_options.py``, and the operator-level ``ops``,
+``op_options.py``) are measured on the profile's blocks, so only a call of a block offers
+them; every call inside the model offers ``full``.  A
+call made from outside every layer (the model's own call) offers no option: recomputing
+the whole step holds nothing between forward and backward but rebuilds all of it in
+backward, which the additive model cannot see.  For the same reason the run of all the
+children of such a call is not offered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from paddle import nn
+
+from .options import candidates_for
+from .plan_value import BlockChoice
+from .profile_result import CallProfile, LayerProfile, Profile
+from .solve import Option
+from .tree_solve import Call, solve_tree, solve_tree_brute_force
+
+__all__ = ["call_tree", "solve_calls", "choices_of"]
+
+_TREE_KINDS_LEFT_OUT = ("keep", "sub")  # the tree already offers both
+_MAX_FRONTIER_POINTS = 4000  # above this many bytes-steps, frontiers are bucketed
+
+
+def call_tree(prof: Profile, table: dict, kinds) -> tuple[Call, dict]:
+    """The solver's tree and, per call id, its candidates (by option index)."""
+    kinds = [k for k in kinds if k not in _TREE_KINDS_LEFT_OUT]
+    cands: dict[str, list] = {}
+    top = [c for c in prof.calls.values() if c.parent is None]
+    kids = tuple(_call(prof, table, c, kinds, cands) for c in top)
+    outside = prof.total_bytes - sum(c.saved_bytes for c in top)
+    return Call("<outside>", keep=outside, children=kids), cands
+
+
+def _call(prof: Profile, table: dict, row: CallProfile, kinds, cands: dict) -> Call:
+    children = [prof.calls[c] for c in row.children]
+    kids = tuple(_call(prof, table, c, kinds, cands) for c in children)
+    options = ()
+    if row.parent is not None and row.saved_bytes > 0:
+        cands[row.id] = [replace(c, time=c.time + (prof.region_s or 0.0))
+                         for c in candidates_for(_as_layer_row(prof, row), prof, kinds)
+                         if c.memory < row.saved_bytes]
+        options = tuple(Option(c.name, c.memory, c.time) for c in cands[row.id])
+    chain = _is_chain(table, row, children)
+    spans = tuple(row.shared_bytes) if chain else ()
+    return Call(row.id, keep=row.self_bytes - sum(n for _, _, n in spans), options=options,
+                children=kids, chain=chain,
+                run_memory=tuple(c.input_bytes for c in children) if chain else (),
+                run_time=tuple(c.recompute_s for c in children) if chain else (),
+                run_cost=prof.region_s or 0.0,
+                whole_run=row.parent is not None, spans=spans)
+
+
+def _as_layer_row(prof: Profile, row: CallProfile) -> LayerProfile:
+    """The call as a block row, so that every registered option kind can price it."""
+    layer = prof.layers[row.layer]
+    return LayerProfile(name=row.layer, type=layer.type, depth=layer.depth, calls=1,
+                        saved_bytes=row.saved_bytes, self_bytes=row.self_bytes,
+                        input_bytes=row.input_bytes, forward_s=row.forward_s,
+                        recompute_s=row.recompute_s, is_block=layer.is_block,
+                        children=layer.children)
+
+
+def _is_chain(table: dict, row: CallProfile, children: list) -> bool:
+    """A ``Sequential`` that called exactly its children, in order (its own forward)."""
+    layer = table.get(row.layer)
+    if not isinstance(layer, nn.Sequential) or len(children) < 2:
+        return False
+    subs = [s for s in layer._sub_layers.values() if s is not None]
+    return (len(subs) == len(children)
+            and all(table.get(c.layer) is s for c, s in zip(children, subs, strict=True)))
+
+
+def solve_calls(prof: Profile, table: dict, kinds, limit: int, solver: str = "exact"):
+    """Solve the tree under ``limit`` bytes: (choices, memory, time).
+
+    Raises:
+        InfeasibleBudget: ``limit`` is below the least memory of any plan (named).
+    """
+    root, cands = call_tree(prof, table, kinds)
+    if solver == "brute_force":
+        sol = solve_tree_brute_force(root, limit)
+    else:
+        resolution = max(limit, 1) / _MAX_FRONTIER_POINTS if len(prof.calls) > 64 else 0
+        sol = solve_tree(root, limit, resolution=resolution)
+    return choices_of(prof, cands, sol.picks), sol.memory, sol.time
+
+
+def choices_of(prof: Profile, cands: dict, picks) -> list[BlockChoice]:
+    """The plan's choices for the solver's picks."""
+    choices = []
+    for pick in picks:
+        row = prof.calls[pick.name]
+        if pick.span is None:
+            c = cands[pick.name][pick.option]
+            choices.append(BlockChoice(pick.name, c.kind, c.name, c.memory, c.time, c.targets,
+                                       payload=c.payload, types=_types(prof, c.targets),
+                                       call=row.index, calls=prof.layers[row.layer].calls))
+        else:
+            a, b = pick.span
+            kids = [prof.calls[k] for k in row.children[a:b + 1]]
+            choices.append(BlockChoice(
+                f"{pick.name}[{a}:{b + 1}]", "full", "run", kids[0].input_bytes,
+                sum(k.recompute_s for k in kids) + (prof.region_s or 0.0), (row.layer,),
+                types=_types(prof, (row.layer,)), call=row.index,
+                calls=prof.layers[row.layer].calls, span=(a, b + 1)))
+    return choices
+
+
+def _types(prof: Profile, targets) -> tuple[str, ...]:
+    """The class names of ``targets`` (a loaded plan checks them on apply)."""
+    return tuple(prof.layers[t].type for t in targets)
