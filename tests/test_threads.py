@@ -265,7 +265,9 @@ def test_recompute_error_in_one_thread_leaves_the_other_exact(use_reentrant):
 def _policy_bytes(model, x) -> dict:
     prof = planner.profile(model, x)
     planner.plan(model, x, budget=0.6, profile=prof)
-    return {block: {kind: held for kind, (held, _) in costs.items()}
+    # Only the policy options: which operator-level points (``ops:k``) a block is offered
+    # depends on measured operator times, so their set varies from run to run by design.
+    return {block: {kind: held for kind, (held, _) in costs.items() if kind.startswith("policy:")}
             for block, costs in prof.policy_costs.items()}
 
 
