@@ -263,7 +263,7 @@ def test_every_plan_of_a_small_model_holds_at_most_its_prediction():
     model, x = _build("twice")
     prof = pr.planner.profile(model, x, repeats=1)
     table = {"": model, **dict(model.named_sublayers())}
-    root, cands = tree_plan.call_tree(prof, table, ["full"])
+    root, cands = tree_plan.call_tree(prof, ["full"])
     every = list(tree_solve._all_plans(root))
     assert len(every) == 143
     ref_loss, ref_grads = _step(model, x)

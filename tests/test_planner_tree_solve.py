@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from paddle_recompute._planner import tree_solve
 from paddle_recompute._planner.solve import InfeasibleBudget, Option
 from paddle_recompute._planner.tree_solve import (
     Call,
@@ -28,7 +29,9 @@ def calls(draw, depth=0, prefix="r"):
                 run_memory=tuple(draw(cost) for _ in kids) if chain else (),
                 run_time=tuple(draw(cost) for _ in kids) if chain else (),
                 whole_run=draw(st.booleans()), run_cost=draw(cost),
-                spans=tuple(draw(st.lists(_span(n), max_size=3))) if chain else ())
+                spans=tuple(draw(st.lists(_span(n), max_size=3))) if chain else (),
+                links=tuple(draw(st.lists(st.booleans(), min_size=n - 1, max_size=n - 1)))
+                if chain and draw(st.booleans()) else ())
 
 
 def _span(n):
@@ -43,6 +46,22 @@ def test_exact_equals_brute_force(root, slack):
     assert (fast.time, fast.memory) == (brute.time, brute.memory)
     assert tree_plan_cost(root, fast.picks) == (fast.memory, fast.time)  # the picks cost that
     assert fast.memory <= budget
+
+
+def test_runs_stay_inside_linked_children():
+    """Children 0-1 linked, 1-2 not: only the run 0..1 exists, in the solver and the brute force."""
+    kids = tuple(_leaf(str(i), 10, 9, 1.0) for i in range(3))
+    seq = Call("s", children=kids, chain=True, run_memory=(1, 1, 1), run_time=(1.0, 1.0, 1.0),
+               links=(True, False))
+    root = Call("", children=(seq,))
+    assert {p for plan in tree_solve._all_plans(root) for p in plan if p.span} == {
+        Pick("s", span=(0, 1))}
+    sol = solve_tree(root, 1 + 9)  # the run of 0..1 and child 2 as its own region
+    assert sol.picks == (Pick("s", span=(0, 1)), Pick("2", 0))
+    assert solve_tree_brute_force(root, 1 + 9).time == sol.time == 3.0
+    with pytest.raises(ValueError, match="links"):
+        solve_tree(Call("", children=kids, chain=True, run_memory=(1, 1, 1),
+                        run_time=(1.0, 1.0, 1.0), links=(True,)), 10)
 
 
 @settings(max_examples=100, deadline=None)

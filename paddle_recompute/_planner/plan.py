@@ -168,7 +168,7 @@ def _regions(regions, blocks, solver: str, calibrate) -> str:
 
 def _tree_plan(prof: Profile, table: dict, kinds, limit: int, solver: str) -> Plan:
     try:
-        choices, memory, seconds = solve_calls(prof, table, kinds, limit, solver)
+        choices, memory, seconds = solve_calls(prof, kinds, limit, solver)
     except InfeasibleBudget as exc:
         raise InfeasibleBudget(limit, exc.minimum, note=_share(exc.minimum, prof)) from None
     return Plan(budget=limit, baseline_bytes=prof.total_bytes, predicted_bytes=int(memory),

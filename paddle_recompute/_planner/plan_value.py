@@ -14,7 +14,7 @@ from typing import Any
 import paddle
 
 from .._entry.routing import route_forward
-from .apply_calls import call_forward
+from .apply_calls import Run, call_forward
 from .options import load_payload, wrap_of, wrapped_forward
 from .profile_result import Profile
 
@@ -45,12 +45,16 @@ class BlockChoice:
     call: int | None = None  # which call of the targets (None: every call)
     calls: int = 1  # calls of the targets per step
     span: tuple[int, int] | None = None  # children [a, b) of a Sequential target, one region
+    # a run of calls (``span`` then places it in its caller): per target, (which call, calls
+    # per step); see _planner/apply_calls.py
+    members: tuple[tuple[int, int], ...] = ()
 
     def to_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["targets"], out["types"] = list(self.targets), list(self.types)
         out["payload"] = None if self.payload is None else self.payload.to_dict()
         out["span"] = None if self.span is None else list(self.span)
+        out["members"] = [list(m) for m in self.members]
         return out
 
     @classmethod
@@ -63,7 +67,8 @@ class BlockChoice:
                    payload=load_payload(data["kind"], data.get("payload")),
                    types=tuple(data.get("types", ())),
                    call=None if call is None else int(call), calls=int(data.get("calls", 1)),
-                   span=None if span is None else (int(span[0]), int(span[1])))
+                   span=None if span is None else (int(span[0]), int(span[1])),
+                   members=tuple((int(k), int(n)) for k, n in data.get("members", ())))
 
 
 @dataclass
@@ -205,9 +210,14 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
             raise ValueError(f"apply_plan: layer {name!r} is already wrapped by a plan; "
                              "remove that plan first")
         by_layer.setdefault(id(layer), (layer, []))[1].append(choice)
+    members: dict = {}  # the plan's runs of calls (NOTE [ Runs of calls ])
+    for choice, _, layer in targets:
+        if choice.members:
+            members.setdefault(id(choice), (choice, []))[1].append(layer)
+    runs = {key: Run(choice, layers) for key, (choice, layers) in members.items()}
     routings: list = []
     for layer, choices in by_layer.values():
-        routing = route_forward(layer, functools.partial(_routed, layer, choices))
+        routing = route_forward(layer, functools.partial(_routed, layer, choices, runs))
         setattr(routing.forward, _MARK, True)
         routings.append(routing)
     handle = AppliedPlan(plan, routings)
@@ -215,9 +225,9 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
     return handle
 
 
-def _routed(layer, choices: list, forward):
+def _routed(layer, choices: list, runs: dict, forward):
     """``layer``'s forward under the plan's ``choices`` for it (``_planner/apply_calls.py``)."""
-    return call_forward(layer, forward, choices, _region)
+    return call_forward(layer, forward, choices, _region, runs)
 
 
 def _region(choice: BlockChoice, forward):

@@ -73,7 +73,9 @@ class _Instrumented:
         self.block_inputs: list = []  # (call of a block or part, keys of its inputs), in call order
         self.counter: Counter | None = None
         self.times: dict[str, list[float]] = {}  # per name: [forward, recompute, calls, in, out]
-        # per call id: [layer, index, parent call, forward, recompute, [(input key, bytes)]]
+        # per call id: [layer, index, parent call, forward, recompute, [(input key, bytes)],
+        # link]; link: (id of its sole positional tensor input or None, operators run before
+        # it, id of its output when one tensor or None, operators run by its end)
         self.calls: dict[str, list] = {}
         self.counts: dict[str, int] = {}  # per name: calls so far
         self.held: list = []  # every call's input tensors, until the run ends
@@ -95,6 +97,7 @@ class _Instrumented:
             if self.paused:
                 return original(*args, **kwargs)
             call, inputs = self._enter(name, args, kwargs)
+            ops_in = self.counter.ops
             state = ForwardState(True, (layer,))
             sync()
             start, reruns = _clock(), self.rerun_s
@@ -116,6 +119,8 @@ class _Instrumented:
                 rerun = self._rerun(original, state, args, kwargs)
             row[1] += rerun
             self.calls[call][3:5] = [seconds, rerun]
+            self.calls[call].append(_link(args, kwargs, ops_in, out, self.counter.ops))
+            self.held.append(out)  # alive to the end of the run: its id stays its own
             return out
 
         return forward
@@ -150,6 +155,15 @@ class _Instrumented:
             return seconds
         finally:
             self.paused = False
+
+
+def _link(args, kwargs, ops_in: int, out, ops_out: int) -> tuple:
+    """What tells whether a call took the previous call's output straight (a run of calls,
+    NOTE [ Region tree ]): ``(id of the sole positional tensor argument or None, operators run
+    before the call, id of the output when it is one tensor or None, operators run by its end)``."""
+    sole = args[0] if len(args) == 1 and not kwargs and isinstance(args[0], paddle.Tensor) else None
+    return (None if sole is None else id(sole), ops_in,
+            id(out) if isinstance(out, paddle.Tensor) else None, ops_out)
 
 
 def profile(

@@ -16,7 +16,7 @@ def call_rows(counter: Counter, runs: list[dict]) -> dict[str, CallProfile]:
     first = runs[0]
     by_call = counter.by_call()
     rows: dict[str, CallProfile] = {}
-    for call, (layer, index, parent, _, _, inputs) in first.items():
+    for call, (layer, index, parent, _, _, inputs, _) in first.items():
         inclusive, own = by_call.get(call, (0, 0))
         rows[call] = CallProfile(
             id=call, layer=layer, index=index, parent=parent, saved_bytes=inclusive,
@@ -26,6 +26,9 @@ def call_rows(counter: Counter, runs: list[dict]) -> dict[str, CallProfile]:
     for call, row in rows.items():
         if row.parent is not None:
             rows[row.parent].children.append(call)
+    for row in rows.values():
+        row.chained = [_straight(first[a][6], first[b][6])
+                       for a, b in zip(row.children, row.children[1:], strict=False)]
     for call, shared in counter.shared_by_children().items():
         position = {c: i for i, c in enumerate(rows[call].children)}
         spans: dict = {}
@@ -34,6 +37,14 @@ def call_rows(counter: Counter, runs: list[dict]) -> dict[str, CallProfile]:
             spans[(at[0], at[-1])] = spans.get((at[0], at[-1]), 0) + n
         rows[call].shared_bytes = [(lo, hi, n) for (lo, hi), n in sorted(spans.items())]
     return rows
+
+
+def _straight(before: tuple, after: tuple) -> bool:
+    """Whether a call took the output of the call before it as its sole argument, with no
+    operator run between them (``_link`` in ``profile.py``)."""
+    sole, ops_in = after[:2]
+    out, ops_out = before[2:]
+    return out is not None and sole == out and ops_in == ops_out
 
 
 def _held_inputs(counter: Counter, call: str, inputs: list) -> int:

@@ -89,10 +89,12 @@ class Counter:
         self.running = False
         self.unresolved: list = []  # records saved inside the running op
         self.pending_uses: list = []  # (key, stack): inputs not saved (yet) when the call began
+        self.ops = 0  # operators run so far (a run of calls is a region only with none between)
 
     def observe_op(self, name, fn, args, kwargs):
         """Run operator ``name``, remembering it as the producer of its outputs."""
         self.running = True
+        self.ops += 1
         try:
             out = fn(*args, **kwargs)
         finally:

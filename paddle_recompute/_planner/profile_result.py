@@ -71,7 +71,9 @@ class CallProfile:
     outside it saves are held anyway and not counted).  ``forward_s`` and ``recompute_s``
     are the call's forward and the re-run of it, in seconds (medians over the repeats).
     ``shared_bytes``: ``(first, last, bytes)``, part of ``self_bytes`` saved only by its
-    children ``first..last`` (positions in ``children``), several of them.
+    children ``first..last`` (positions in ``children``), several of them.  ``chained[i]``:
+    child ``i + 1`` took child ``i``'s output as its sole argument with no operator run
+    between them, so a run of chained children can be one region (NOTE [ Region tree ]).
     """
 
     id: str
@@ -85,6 +87,7 @@ class CallProfile:
     recompute_s: float = 0.0
     children: list[str] = field(default_factory=list)
     shared_bytes: list[tuple[int, int, int]] = field(default_factory=list)
+    chained: list[bool] = field(default_factory=list)  # per pair of adjacent children
 
 
 @dataclass

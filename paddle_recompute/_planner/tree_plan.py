@@ -1,5 +1,7 @@
 """Plans over the call tree: regions at any depth, each call of a shared layer on its own,
-runs of a ``Sequential``'s children (NOTE [ Region tree ] in ``_planner/tree_solve.py``).
+runs of calls that each took the one before's output straight (a ``Sequential``'s children,
+a ``LayerList`` looped over, any layer's forward; NOTE [ Region tree ] in
+``_planner/tree_solve.py``).
 
 The tree comes from ``Profile.calls``; each call's options are the registered kinds'
 candidates for it (``keep`` and ``sub`` are the tree itself, so they are left out), each
@@ -17,8 +19,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from paddle import nn
-
 from .options import candidates_for
 from .plan_value import BlockChoice
 from .profile_result import CallProfile, LayerProfile, Profile
@@ -31,29 +31,29 @@ _TREE_KINDS_LEFT_OUT = ("keep", "sub")  # the tree already offers both
 _MAX_FRONTIER_POINTS = 4000  # above this many bytes-steps, frontiers are bucketed
 
 
-def call_tree(prof: Profile, table: dict, kinds) -> tuple[Call, dict]:
+def call_tree(prof: Profile, kinds) -> tuple[Call, dict]:
     """The solver's tree and, per call id, its candidates (by option index)."""
     kinds = [k for k in kinds if k not in _TREE_KINDS_LEFT_OUT]
     cands: dict[str, list] = {}
     top = [c for c in prof.calls.values() if c.parent is None]
-    kids = tuple(_call(prof, table, c, kinds, cands) for c in top)
+    kids = tuple(_call(prof, c, kinds, cands) for c in top)
     outside = prof.total_bytes - sum(c.saved_bytes for c in top)
     return Call("<outside>", keep=outside, children=kids), cands
 
 
-def _call(prof: Profile, table: dict, row: CallProfile, kinds, cands: dict) -> Call:
+def _call(prof: Profile, row: CallProfile, kinds, cands: dict) -> Call:
     children = [prof.calls[c] for c in row.children]
-    kids = tuple(_call(prof, table, c, kinds, cands) for c in children)
+    kids = tuple(_call(prof, c, kinds, cands) for c in children)
     options = ()
     if row.parent is not None and row.saved_bytes > 0:
         cands[row.id] = [replace(c, time=c.time + (prof.region_s or 0.0))
                          for c in candidates_for(_as_layer_row(prof, row), prof, kinds)
                          if c.memory < row.saved_bytes]
         options = tuple(Option(c.name, c.memory, c.time) for c in cands[row.id])
-    chain = _is_chain(table, row, children)
+    chain = any(row.chained)
     spans = tuple(row.shared_bytes) if chain else ()
     return Call(row.id, keep=row.self_bytes - sum(n for _, _, n in spans), options=options,
-                children=kids, chain=chain,
+                children=kids, chain=chain, links=tuple(row.chained) if chain else (),
                 run_memory=tuple(c.input_bytes for c in children) if chain else (),
                 run_time=tuple(c.recompute_s for c in children) if chain else (),
                 run_cost=prof.region_s or 0.0,
@@ -70,23 +70,13 @@ def _as_layer_row(prof: Profile, row: CallProfile) -> LayerProfile:
                         children=layer.children)
 
 
-def _is_chain(table: dict, row: CallProfile, children: list) -> bool:
-    """A ``Sequential`` that called exactly its children, in order (its own forward)."""
-    layer = table.get(row.layer)
-    if not isinstance(layer, nn.Sequential) or len(children) < 2:
-        return False
-    subs = [s for s in layer._sub_layers.values() if s is not None]
-    return (len(subs) == len(children)
-            and all(table.get(c.layer) is s for c, s in zip(children, subs, strict=True)))
-
-
-def solve_calls(prof: Profile, table: dict, kinds, limit: int, solver: str = "exact"):
+def solve_calls(prof: Profile, kinds, limit: int, solver: str = "exact"):
     """Solve the tree under ``limit`` bytes: (choices, memory, time).
 
     Raises:
         InfeasibleBudget: ``limit`` is below the least memory of any plan (named).
     """
-    root, cands = call_tree(prof, table, kinds)
+    root, cands = call_tree(prof, kinds)
     if solver == "brute_force":
         sol = solve_tree_brute_force(root, limit)
     else:
@@ -108,11 +98,12 @@ def choices_of(prof: Profile, cands: dict, picks) -> list[BlockChoice]:
         else:
             a, b = pick.span
             kids = [prof.calls[k] for k in row.children[a:b + 1]]
+            targets = tuple(k.layer for k in kids)
             choices.append(BlockChoice(
                 f"{pick.name}[{a}:{b + 1}]", "full", "run", kids[0].input_bytes,
-                sum(k.recompute_s for k in kids) + (prof.region_s or 0.0), (row.layer,),
-                types=_types(prof, (row.layer,)), call=row.index,
-                calls=prof.layers[row.layer].calls, span=(a, b + 1)))
+                sum(k.recompute_s for k in kids) + (prof.region_s or 0.0), targets,
+                types=_types(prof, targets), span=(a, b + 1),
+                members=tuple((k.index, prof.layers[k.layer].calls) for k in kids)))
     return choices
 
 

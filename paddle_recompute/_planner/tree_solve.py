@@ -7,8 +7,9 @@ tensors saved for backward whose savers all run inside ``v`` but not all inside 
 its child calls.  Any call can be a recompute *region* under one of its ``options``
 (``Option``: ``memory`` bytes the region holds, its inputs; ``time`` the extra seconds of
 its rerun); a region frees every tensor saved inside it.  When a call's children form a
-chain (a ``Sequential``'s children), a contiguous run of two or more of them is a region
-too, holding the first one's input (``run_memory``) and rerunning them all (the sum of
+chain (a ``Sequential``'s children, or any calls that each took the one before's output
+straight: ``links``), a contiguous run of two or more linked children is a region too,
+holding the first one's input (``run_memory``) and rerunning them all (the sum of
 ``run_time``); bytes saved by several children of a chain (``spans``: DenseNet's
 concatenated features, a residual saved by two layers) are freed by a run that covers all
 their savers, and held otherwise.  A plan picks regions that do not overlap; its memory is the sum of the
@@ -62,6 +63,8 @@ class Call:
     # (first child, last child, bytes) saved only by children first..last (first < last):
     # not in ``keep``; freed by a run covering first..last, else held (chains only)
     spans: tuple[tuple[int, int, float], ...] = ()
+    # per pair of adjacent children: whether a run may cover both (empty: every pair)
+    links: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,9 @@ def _check(call: Call) -> None:
         if c.chain and not (len(c.run_memory) == len(c.run_time) == len(c.children)):
             raise ValueError(f"planner: call {c.name!r} is a chain but its run costs do not match "
                              f"its {len(c.children)} children")
+        if c.links and len(c.links) != len(c.children) - 1:
+            raise ValueError(f"planner: call {c.name!r} has {len(c.links)} links for "
+                             f"{len(c.children)} children")
         if any(not (0 <= lo < hi < len(c.children)) or n < 0 for lo, hi, n in c.spans) or (
                 c.spans and not c.chain):
             raise ValueError(f"planner: call {c.name!r} has spans outside its children or is not "
@@ -157,7 +163,9 @@ def _chain(call: Call, kids: list, budget: float, resolution: float) -> list:
         held = _span_bytes(call, j - 1, j - 1)
         points = [(m + held, t, p) for m, t, p in _combine(best[j - 1], kids[j - 1], budget, resolution)
                   if m + held <= budget]
-        for i in range(1, j):  # run of children i-1 .. j-1 (0-based), two or more
+        for i in range(j - 1, 0, -1):  # run of children i-1 .. j-1 (0-based), two or more
+            if not _linked(call, i - 1):
+                break
             if i == 1 and j == len(kids) and not call.whole_run:
                 continue
             memory = call.run_memory[i - 1] + _span_bytes(call, i - 1, j - 1)
@@ -167,6 +175,11 @@ def _chain(call: Call, kids: list, budget: float, resolution: float) -> list:
                        if m + memory <= budget]
         best.append(_prune(points, budget, resolution))
     return best[-1]
+
+
+def _linked(call: Call, i: int) -> bool:
+    """Whether a run may cover children ``i`` and ``i + 1``."""
+    return not call.links or call.links[i]
 
 
 def _span_bytes(call: Call, first: int, last: int) -> float:
@@ -255,6 +268,8 @@ def _plans_of_children(call: Call, start: int):
             yield head + rest
     if call.chain:
         for end in range(start + 1, len(call.children)):
+            if not _linked(call, end - 1):
+                break
             if start == 0 and end == len(call.children) - 1 and not call.whole_run:
                 continue
             for rest in _plans_of_children(call, end + 1):
