@@ -45,7 +45,7 @@ from paddle_recompute import planner  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory  # noqa: E402
 from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
 
-_SIZES = {"inception_v3": 96, "googlenet": 64, "alexnet": 224, "lenet": 28}
+_SIZES = {"inception_v3": 96, "googlenet": 192, "alexnet": 224, "lenet": 28}  # the least each takes
 
 
 def _vision_names() -> list[str]:
@@ -193,7 +193,7 @@ def measure(name: str, rounds: int) -> dict:
             if ref is not None:
                 np.testing.assert_array_equal(g, ref, err_msg=f"{name} {key}")
         rows[key] = {"held": held, "predicted": p.predicted_bytes, "extra_pred_ms": 1e3 * p.extra_s,
-                     "regions": len(p.choices)}
+                     "regions": len(p.choices), "options": _options(p)}
     times: dict = {k: [] for k in rows}
     order = list(rows)
     rounds = min(max(rounds, int(1.5 / _step(model, args, kwargs))), 25)  # small models: more
@@ -218,24 +218,33 @@ def measure(name: str, rounds: int) -> dict:
             "time_ratio": rows["0.5"]["extra_ms"] / extra_least}
 
 
+def _options(p) -> str:
+    """The plan's regions by option (``full:12 run:3 ops:2``): which kinds it used."""
+    count: dict = {}
+    for c in p.choices:
+        key = "run" if c.option == "run" else c.kind
+        count[key] = count.get(key, 0) + 1
+    return " ".join(f"{k}:{n}" for k, n in sorted(count.items()))
+
+
 def _line(name: str, r: dict) -> str:
     mib = 2 ** 20
     if "infeasible" in r:
-        return f"| {name} | | | | {r['least_fraction']:.3f} | | | | | | | | NO: 0.5 is below the least | |"
+        return f"| {name} | | | | {r['least_fraction']:.3f} | | | | | | | | NO: 0.5 is below the least | | |"
     h, least = r["rows"]["0.5"], r["rows"]["least"]
     return (f"| {name} | {r['none_held'] / mib:.2f} | {h['predicted'] / r['baseline_bytes']:.3f} | "
             f"{h['held'] / max(r['none_held'], 1):.3f} | {r['least_fraction']:.3f} | "
             f"{least['held'] / max(r['none_held'], 1):.3f} | {r['rows']['none']['ms']:.1f} | "
             f"{h['extra_pred_ms']:.1f} | {h['extra_ms']:.1f} | {least['extra_pred_ms']:.1f} | "
             f"{least['extra_ms']:.1f} | "
-            f"{r['time_ratio']:.2f} | {'yes' if r['fits'] else 'NO'} | "
+            f"{r['time_ratio']:.2f} | {'yes' if r['fits'] else 'NO'} | {h.get('options', '')} | "
             + " ".join(f"{k}:{'ok' if v == 0 else v}" for k, v in r["cli"].items()) + " |")
 
 
 HEADER = ("| model | none MiB | 0.5 predicted | 0.5 measured | least predicted | least measured | "
           "step ms | 0.5 extra ms predicted | 0.5 extra ms measured | least extra ms predicted | "
-          "least extra ms measured | extra 0.5 / least | fits | CLI |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+          "least extra ms measured | extra 0.5 / least | fits | 0.5 regions | CLI |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
 
 
 def main() -> None:

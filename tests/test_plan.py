@@ -42,7 +42,7 @@ def _count_reruns(plan):
     for choice in plan.choices:
         for name in choice.targets:
             layer = plan.layers[name]
-            if choice.span is not None:  # a run of a Sequential's children: count the first
+            if choice.span is not None and not choice.members:  # an old-style run: count the first
                 layer = list(layer._sub_layers.values())[choice.span[0]]
             original, n = layer.forward, [0]
             counted_layers.append(layer)

@@ -47,7 +47,12 @@ class Run:
         """Call ``i``'s forward (``original``: its layer's own forward)."""
         self.forwards[i] = original
         if i == 0:
-            region = wrap(self.choice, self._all)
+
+            def run(*args, **kwargs):
+                return self._all(*args, **kwargs)
+
+            run._recompute_roots = tuple(self.layers)  # whose running statistics the rerun freezes
+            region = wrap(self.choice, run)
 
             def first(*args, **kwargs):
                 if rerunning():
