@@ -89,7 +89,9 @@ def plan(
         profile: reuse a :class:`Profile` of the same call instead of profiling again.
         regions: where regions come from.  ``"tree"`` (the default without ``blocks``):
             any call of any sublayer at any depth (each call of a shared layer on its own)
-            and any run of two or more children of a ``Sequential``, chosen by an exact
+            and any run of two or more calls each taking the one before's output straight
+            (a ``Sequential``'s children, a ``LayerList`` looped over; NOTE [ Runs of
+            calls ] in ``_planner/apply_calls.py``), chosen by an exact
             dynamic program over the call tree (NOTE [ Region tree ]).  ``"blocks"`` (the
             default with ``blocks``): one option per block (NOTE [ Planner model ]).
         calibrate: rounds of calibration (0: off; ``regions="blocks"`` only).  Each
