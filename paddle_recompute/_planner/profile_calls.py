@@ -21,6 +21,7 @@ def call_rows(counter: Counter, runs: list[dict]) -> dict[str, CallProfile]:
         rows[call] = CallProfile(
             id=call, layer=layer, index=index, parent=parent, saved_bytes=inclusive,
             self_bytes=own, input_bytes=_held_inputs(counter, call, inputs),
+            saves=counter.packs.get(call, 0),
             forward_s=statistics.median(r[call][3] for r in runs if call in r),
             recompute_s=statistics.median(r[call][4] for r in runs if call in r))
     for call, row in rows.items():

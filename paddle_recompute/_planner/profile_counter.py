@@ -89,6 +89,7 @@ class Counter:
         self.running = False
         self.unresolved: list = []  # records saved inside the running op
         self.pending_uses: list = []  # (key, stack): inputs not saved (yet) when the call began
+        self.packs: dict[str, int] = {}  # call id -> tensors saved inside it (each save)
         self.ops = 0  # operators run so far (a run of calls is a region only with none between)
 
     def observe_op(self, name, fn, args, kwargs):
@@ -108,6 +109,8 @@ class Counter:
         return out
 
     def pack(self, tensor):
+        for call in self.stack:  # every save, counted or not: a region packs each one
+            self.packs[call] = self.packs.get(call, 0) + 1
         if tensor._is_initialized():
             self._count(tensor)
         return hooks.Kept(tensor)

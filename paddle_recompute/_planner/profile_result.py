@@ -88,6 +88,7 @@ class CallProfile:
     children: list[str] = field(default_factory=list)
     shared_bytes: list[tuple[int, int, int]] = field(default_factory=list)
     chained: list[bool] = field(default_factory=list)  # per pair of adjacent children
+    saves: int = 0  # tensors saved inside the call (each save): what a region around it packs
 
 
 @dataclass
@@ -119,6 +120,7 @@ class Profile:
     op_profiles: dict = field(default_factory=dict)
     calls: dict[str, CallProfile] = field(default_factory=dict)  # call id -> row, in call order
     region_s: float | None = None  # a region's own cost per step: see _planner/region_overhead.py
+    save_s: float = 0.0  # and its cost per tensor saved inside it (same file)
 
     @property
     def outside_bytes(self) -> int:

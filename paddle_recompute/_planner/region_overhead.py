@@ -8,8 +8,12 @@ a ``BatchNorm2D`` on 2x8x8x8 reruns in ~27 us, the region costs ~85 us more alon
 inside a model), so a planner blind to it picks dozens of tiny regions.  ``plan`` measures
 it once per profile: up to ``_LEAVES`` leaf calls that save bytes become regions at once,
 a forward and backward with them is timed against one without (interleaved, medians over
-``_ROUNDS``), and the growth less their reruns, per region, is ``Profile.region_s``; the
-tree planner adds it to every region's time.
+``_ROUNDS``), and the same with the model's large parts (its stages) as regions.  A region
+also costs in proportion to what it saves (measured on CPU: a run of a ShuffleNet's first
+stages, predicted 1.7 ms from its reruns, cost 11.5 ms: each saved tensor is packed and
+unpacked in Python, each BatchNorm's statistics are copied for the rerun), so the growth
+less the reruns is fitted as ``region_s`` per region plus ``save_s`` per tensor saved
+inside (``CallProfile.saves``); the tree planner adds both to every region's time.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import statistics
 
 from .._core.amp import grad_enabled, set_grad_enabled
+from .._core.errors import RecomputeError
 from .calibrate import Wrapped, step, trainable_params
 from .options import recompute_forward
 
@@ -27,31 +32,70 @@ _ROUNDS = 3
 
 
 def measure_region_overhead(call, table: dict, roots: tuple, prof) -> float:
-    """``prof.region_s``, measured on first use (0.0 when nothing can be measured)."""
+    """``prof.region_s`` (and ``prof.save_s``), measured on first use (0.0 when nothing can
+    be measured)."""
     if prof.region_s is not None:
         return prof.region_s
-    layers = _leaf_layers(prof)
+    small, large = _leaf_layers(prof), _large_layers(prof)
     params = trainable_params(table)
-    if not layers or not params:
-        prof.region_s = 0.0
+    prof.region_s, prof.save_s = 0.0, 0.0
+    if not small or not params:
         return 0.0
-    regions = sum(prof.layers[name].calls for name in layers)
-    reruns = sum(prof.layers[name].recompute_s or 0.0 for name in layers)
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
         step(call, roots, params)  # warm-up
-        growth = []
-        for _ in range(_ROUNDS):
-            before = step(call, roots, params)
-            with Wrapped([(table[name], recompute_forward) for name in layers]):
-                timed = step(call, roots, params)
-            after = step(call, roots, params)
-            growth.append(timed - (before + after) / 2)
+        fits = [_growth(call, table, roots, params, prof, small)]
+        if large:
+            try:
+                fits.append(_growth(call, table, roots, params, prof, large))
+            except RecomputeError:  # a large part that cannot be a region: per region alone
+                pass
     finally:
         set_grad_enabled(grad)
-    prof.region_s = max((statistics.median(growth) - reruns) / regions, 0.0)
+    prof.region_s, prof.save_s = _fit(fits)
     return prof.region_s
+
+
+def _growth(call, table: dict, roots: tuple, params, prof, layers: list) -> tuple:
+    """(regions, tensors they save, step growth less their reruns) with ``layers`` as regions."""
+    growth = []
+    for _ in range(_ROUNDS):
+        before = step(call, roots, params)
+        with Wrapped([(table[name], recompute_forward) for name in layers]):
+            timed = step(call, roots, params)
+        after = step(call, roots, params)
+        growth.append(timed - (before + after) / 2)
+    calls = [c for c in prof.calls.values() if c.layer in set(layers)]
+    reruns = sum(prof.layers[name].recompute_s or 0.0 for name in layers)
+    return len(calls), sum(c.saves for c in calls), statistics.median(growth) - reruns
+
+
+def _fit(fits: list) -> tuple[float, float]:
+    """``(a, b)`` with ``a * regions + b * saves`` = the growth of both measurements (small
+    regions, large ones), neither negative; a per-region cost alone when they disagree."""
+    (n1, s1, g1), *rest = fits
+    if rest:
+        n2, s2, g2 = rest[0]
+        det = n1 * s2 - n2 * s1
+        if det:
+            a, b = (g1 * s2 - g2 * s1) / det, (n1 * g2 - n2 * g1) / det
+            if a >= 0 and b >= 0:
+                return a, b
+            if a < 0 and s2:  # the large regions' growth per save
+                return 0.0, max(g2 / s2, 0.0)
+    return max(g1 / n1, 0.0), 0.0
+
+
+def _large_layers(prof) -> list[str]:
+    """The children of the first call that has several (the model's stages, a Sequential's
+    layers): few regions, many saves each; layers called elsewhere too are left out."""
+    level = [c for c in prof.calls.values() if c.parent is None]
+    while len(level) == 1 and level[0].children:
+        level = [prof.calls[c] for c in level[0].children]
+    names = [c.layer for c in level if c.parent is not None and c.saved_bytes > 0]
+    return [n for n in dict.fromkeys(names)
+            if sum(1 for c in prof.calls.values() if c.layer == n) == names.count(n)][:_LEAVES]
 
 
 def _leaf_layers(prof) -> list[str]:

@@ -5,7 +5,8 @@ a ``LayerList`` looped over, any layer's forward; NOTE [ Region tree ] in
 
 The tree comes from ``Profile.calls``; each call's options are the registered kinds'
 candidates for it (``keep`` and ``sub`` are the tree itself, so they are left out), each
-region's time plus ``Profile.region_s`` (``_planner/region_overhead.py``).  The measured
+region's time plus ``Profile.region_s`` and ``Profile.save_s`` per tensor saved inside it
+(``_planner/region_overhead.py``).  The measured
 kinds (the policies, ``policy_options.py``, and the operator-level ``ops``,
 ``op_options.py``) are measured on the profile's blocks, so only a call of a block offers
 them; every call inside the model offers ``full``.  A
@@ -46,7 +47,7 @@ def _call(prof: Profile, row: CallProfile, kinds, cands: dict) -> Call:
     kids = tuple(_call(prof, c, kinds, cands) for c in children)
     options = ()
     if row.parent is not None and row.saved_bytes > 0:
-        cands[row.id] = [replace(c, time=c.time + (prof.region_s or 0.0))
+        cands[row.id] = [replace(c, time=c.time + _region_cost(prof, row))
                          for c in candidates_for(_as_layer_row(prof, row), prof, kinds)
                          if c.memory < row.saved_bytes]
         options = tuple(Option(c.name, c.memory, c.time) for c in cands[row.id])
@@ -55,9 +56,15 @@ def _call(prof: Profile, row: CallProfile, kinds, cands: dict) -> Call:
     return Call(row.id, keep=row.self_bytes - sum(n for _, _, n in spans), options=options,
                 children=kids, chain=chain, links=tuple(row.chained) if chain else (),
                 run_memory=tuple(c.input_bytes for c in children) if chain else (),
-                run_time=tuple(c.recompute_s for c in children) if chain else (),
+                run_time=tuple(c.recompute_s + prof.save_s * c.saves for c in children)
+                if chain else (),
                 run_cost=prof.region_s or 0.0,
                 whole_run=row.parent is not None, spans=spans)
+
+
+def _region_cost(prof: Profile, row: CallProfile) -> float:
+    """What a region around the call costs beyond its rerun (``_planner/region_overhead.py``)."""
+    return (prof.region_s or 0.0) + prof.save_s * row.saves
 
 
 def _as_layer_row(prof: Profile, row: CallProfile) -> LayerProfile:
@@ -101,7 +108,8 @@ def choices_of(prof: Profile, cands: dict, picks) -> list[BlockChoice]:
             targets = tuple(k.layer for k in kids)
             choices.append(BlockChoice(
                 f"{pick.name}[{a}:{b + 1}]", "full", "run", kids[0].input_bytes,
-                sum(k.recompute_s for k in kids) + (prof.region_s or 0.0), targets,
+                sum(k.recompute_s + prof.save_s * k.saves for k in kids) + (prof.region_s or 0.0),
+                targets,
                 types=_types(prof, targets), span=(a, b + 1),
                 members=tuple((k.index, prof.layers[k.layer].calls) for k in kids)))
     return choices
