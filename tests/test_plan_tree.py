@@ -10,7 +10,7 @@ from paddle.base import core
 
 import paddle_recompute as pr
 from paddle_recompute._core.forwards import swap_forward
-from paddle_recompute._planner import tree_plan, tree_solve
+from paddle_recompute._planner import region_overhead, tree_plan, tree_solve
 from paddle_recompute._planner.profile import nbytes_of
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
@@ -384,3 +384,24 @@ def test_cli_profile_on_a_layer_at_two_places(tmp_path, capsys):
     calls = json.loads(out.read_text())["calls"]
     assert "0@1" in calls and calls["0@1"]["layer"] == "0"
     assert "0 (Sequential)" in capsys.readouterr().out
+
+
+def test_saves_are_counted_per_call():
+    """``CallProfile.saves`` counts every tensor saved inside a call (what a region around it
+    packs): a call's saves are at least its children's, and a Linear saves its input."""
+    model, x = _build("chained")
+    prof = pr.planner.profile(model, x, repeats=1)
+    for row in prof.calls.values():
+        assert row.saves >= sum(prof.calls[c].saves for c in row.children)
+    assert prof.calls["d"].saves >= 1 and prof.calls[""].saves > prof.calls["c"].saves
+
+
+def test_region_cost_fit():
+    """Per-region and per-save costs from the small and large regions' growth: solved
+    exactly when both are non-negative, else from what the measurements support."""
+    fit = region_overhead._fit
+    assert fit([(16, 100, 16 * 2.0 + 100 * 0.5), (4, 500, 4 * 2.0 + 500 * 0.5)]) == (2.0, 0.5)
+    assert fit([(10, 100, 5.0)]) == (0.5, 0.0)  # small regions only: per region
+    assert fit([(10, 100, 1.0), (2, 400, 100.0)]) == (0.0, 0.25)  # a < 0: the large ones per save
+    assert fit([(10, 100, 50.0), (2, 400, 4.0)]) == (5.0, 0.0)  # b < 0: the small ones per region
+    assert fit([(10, 100, -1.0)]) == (0.0, 0.0)  # never negative
