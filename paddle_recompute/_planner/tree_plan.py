@@ -51,7 +51,7 @@ def _call(prof: Profile, row: CallProfile, kinds, cands: dict) -> Call:
                          for c in candidates_for(_as_layer_row(prof, row), prof, kinds)
                          if c.memory < row.saved_bytes]
         options = tuple(Option(c.name, c.memory, c.time) for c in cands[row.id])
-    chain = any(row.chained)
+    chain = "full" in kinds and any(row.chained)  # a run recomputes its calls whole
     spans = tuple(row.shared_bytes) if chain else ()
     return Call(row.id, keep=row.self_bytes - sum(n for _, _, n in spans), options=options,
                 children=kids, chain=chain, links=tuple(row.chained) if chain else (),
