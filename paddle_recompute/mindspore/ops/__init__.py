@@ -11,6 +11,7 @@ from . import functional, operations
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
 from ._communication import ReduceOp
 from ._graph import HyperMap, Map, MultitypeFuncGraph, constexpr
+from ._loss import KLDivLoss
 from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
 from ._more_primitives import (
     Identity,
@@ -45,7 +46,7 @@ __all__ = [
     "LpNorm",
     "OneHot",
     "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",
-    "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike",
+    "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike", "KLDivLoss",
     *functional.__all__,
 ]
 

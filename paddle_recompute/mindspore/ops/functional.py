@@ -75,6 +75,7 @@ from ._index import (
     tensor_scatter_elements,
     unstack,
 )
+from ._loss import kl_div, log_softmax
 
 __all__ = [
     "dropout", "expand_dims", "matmul", "mean", "ones", "ones_like", "relu", "reshape", "softmax",
@@ -88,7 +89,7 @@ __all__ = [
     "clip_by_global_norm", "depend", "dtype", "partial", "rank", "shape", "tuple_to_array", "abs", "add",
     "clip_by_value", "cos", "div", "eye", "flatten", "gather_elements", "linspace", "mul", "reciprocal",
     "reduce_sum", "repeat_elements", "sign", "sin", "sort", "square", "sub", "tensor_scatter_elements",
-    "unstack",
+    "unstack", "kl_div", "log_softmax",
 ]
 
 

@@ -5,6 +5,7 @@ from .._validate import missing as _missing
 from .._validate import unprovided as _unprovided
 from . import callback, metrics
 from .callback import Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, RunContext, TimeMonitor
+from .loss_scale_manager import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
 from .metrics import (
     Accuracy,
     Loss,
@@ -39,10 +40,13 @@ __all__ = [
     "load_param_into_net",
     "callback",
     "metrics",
+    "LossScaleManager",
+    "FixedLossScaleManager",
+    "DynamicLossScaleManager",
 ]
 
 # Imported by model-zoo code at load time; constructing one raises MissingAPIError naming it.
-_IMPORTED = ("SummaryRecord", "DynamicLossScaleManager", "FixedLossScaleManager", "LossScaleManager")
+_IMPORTED = ("SummaryRecord",)
 globals().update({name: _unprovided("mindspore.train", name) for name in _IMPORTED})
 __all__ += list(_IMPORTED)
 

@@ -193,5 +193,10 @@ class Optimizer:
         self.global_step += 1
         return True
 
+    def state(self) -> list[tuple[str, list[paddle.Tensor]]]:
+        """The per-parameter state as ``(MindSpore's prefix, one tensor per parameter)`` pairs: a
+        checkpoint names them ``<prefix>.<parameter name>``."""
+        return []
+
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must define its update rule (updated)")
