@@ -75,5 +75,7 @@ def test_lamb_follows_mindspore_documented_update(wd):
     for _ in range(3):
         opt((grad_fn(w),))
     # float32 here against float64 there: three steps of norms and square roots
-    np.testing.assert_allclose(w.numpy(), _lamb_numpy(w0, x, 3, 0.05, 0.8, 0.99, 1e-5, wd), rtol=1e-5, atol=1e-6)
-    assert [n for n, _ in optimizer_entries(opt, 3)] == ["global_step", "learning_rate", "lamb_m.w", "lamb_v.w"]
+    expected = _lamb_numpy(w0, x, 3, 0.05, 0.8, 0.99, 1e-5, wd)
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5, atol=1e-6)
+    names = [n for n, _ in optimizer_entries(opt, 3)]
+    assert names == ["global_step", "learning_rate", "lamb_m.w", "lamb_v.w"]

@@ -51,8 +51,9 @@ class Adagrad(Optimizer):
             raise TypeError(f"For 'Adagrad', the type of 'update_slots' must be 'bool', but got "
                             f"'{type(update_slots).__name__}'.")
         if not update_slots:
-            raise not_provided("nn.Adagrad(update_slots=False)", "MindSpore 2.10's CPU kernel updates the "
-                               "accumulator anyway while its documentation freezes it; pass update_slots=True")
+            raise not_provided("nn.Adagrad(update_slots=False)", "MindSpore 2.10's CPU kernel updates "
+                               "the accumulator anyway while its documentation freezes it; pass "
+                               "update_slots=True")
         self.accum = _filled(self.parameters, accum)
 
     def state(self) -> list[tuple[str, list[paddle.Tensor]]]:
