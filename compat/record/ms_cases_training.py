@@ -104,7 +104,7 @@ DATASET = {
     "shard_id_range": _SLICES.replace("**KW", "num_shards=2, shard_id=2"),
     "sampler_and_shards": _SLICES.replace("**KW", "sampler=ds.SequentialSampler(), num_shards=2, shard_id=0"),
     "random_sampler_bad": "ds = ms.dataset\nresult = ds.RandomSampler(replacement=1)",
-    "distributed_bad_shard": "ds = ms.dataset\nresult = ds.DistributedSampler(2, 2)",
+    "distributed_bad_shard": "ds = ms.dataset\nresult = ds.NumpySlicesDataset({'v': np.arange(4)}, sampler=ds.DistributedSampler(2, 2)).get_dataset_size()",
     "generator_random_access_sampler": "ds = ms.dataset\nclass Src:\n    def __getitem__(self, i):\n        return (np.array(i * 10, np.int32),)\n    def __len__(self):\n        return 6\n"
                                        "data = ds.GeneratorDataset(Src(), ['v'], sampler=ds.SequentialSampler(1, 3))\nresult = [int(r[0]) for r in data.create_tuple_iterator(output_numpy=True)]",
     "cifar100": "import tempfile, os\nds = ms.dataset\nrng = np.random.RandomState(3)\nrec = rng.randint(0, 256, (10000, 3074)).astype(np.uint8)\nrec[:, 0] %= 20\nrec[:, 1] %= 100\n"
@@ -135,6 +135,16 @@ VISION = {
     "affine_shear": _IMG + "result = (Tensor(v.RandomAffine(degrees=0, shear=(15, 15, 0, 0))(img)), Tensor(v.RandomAffine(degrees=0, shear=(0, 0, -10, -10), fill_value=(9, 9, 9))(img)))",
     "affine_translate": _IMG + "result = Tensor(v.RandomAffine(degrees=0, translate=(0.2, 0.2, -0.25, -0.25))(img))",
     "gaussian_blur": _IMG + "result = (Tensor(v.GaussianBlur(3, 1.0)(img)), Tensor(v.GaussianBlur((5, 3), (1.5, 0.7))(img)))",
+    "rotation_bilinear": _IMG + "result = (Tensor(v.RandomRotation((30, 30), resample=v.Inter.BILINEAR)(img)), Tensor(v.RandomRotation((-75, -75), resample=v.Inter.BICUBIC, fill_value=(5, 6, 7))(img)))",
+    "rotation_area_center": _IMG + "result = (Tensor(v.RandomRotation((45, 45), resample=v.Inter.AREA)(img)), Tensor(v.RandomRotation((30, 30), center=(2, 3))(img)))",
+    "affine_rotate_scale": _IMG + "result = (Tensor(v.RandomAffine(degrees=(30, 30))(img)), Tensor(v.RandomAffine(degrees=0, scale=(1.3, 1.3))(img)))",
+    "affine_bilinear_fill": _IMG + "result = (Tensor(v.RandomAffine(degrees=0, shear=(12, 12), resample=v.Inter.BILINEAR, fill_value=(1, 2, 3))(img)), Tensor(v.RandomAffine(degrees=0, translate=(0.15, 0.15), resample=v.Inter.BICUBIC)(img)))",
+    "affine_translate_fraction": _IMG + "result = (Tensor(v.RandomAffine(degrees=0, translate=(0.15, 0.15))(img)), Tensor(v.RandomAffine(degrees=0, translate=(0, 0, 0.3, 0.3))(img)))",
+    "affine_area": _IMG + "result = Tensor(v.RandomAffine(degrees=0, shear=(-20, -20), resample=v.Inter.AREA, fill_value=(128, 128, 128))(img))",
+    "posterize_range_errors": "v = ms.dataset.vision\nresult = v.RandomPosterize((0, 4))",
+    "color_adjust_numbers": _IMG + "np.random.seed(0)\nresult = Tensor(v.RandomColorAdjust(brightness=(0.7, 0.7), contrast=(1.3, 1.3), saturation=(1.5, 1.5))(img))",
+    "duplicate": "result = [Tensor(a) for a in ms.dataset.transforms.Duplicate()(np.arange(3, dtype=np.int32))]",
+    "erasing_value": "x = np.ones((3, 8, 8), np.float32)\ne = ms.dataset.vision.RandomErasing(prob=1.0, scale=(0.1, 0.1), ratio=(1.0, 1.0), value=(5, 6, 7))(x)\nresult = (sorted(set(np.unique(e[0]).tolist())), sorted(set(np.unique(e[2]).tolist())), int((e[1] == 6).sum()), int((e[0] == 5).sum()))",
     "random_erasing_p0": "x = np.random.RandomState(1).rand(3, 8, 8).astype(np.float32)\nresult = Tensor(ms.dataset.vision.RandomErasing(prob=0.0)(x))",
 }
 

@@ -3,10 +3,10 @@
 Sources: ``GeneratorDataset``, ``NumpySlicesDataset``, ``MnistDataset``, ``Cifar10Dataset``,
 ``Cifar100Dataset``, ``ImageFolderDataset``, with ``sampler=`` (``SequentialSampler``,
 ``RandomSampler``, ``DistributedSampler``, ``SubsetSampler``, ``SubsetRandomSampler``, a list of
-indices, or any iterable of indices) or ``num_shards``/``shard_id``; operations:
-``map``,
-``batch``, ``shuffle``, ``repeat``, ``project``, ``rename``, ``skip``, ``take``, ``create_tuple_iterator``, ``create_dict_iterator``; transforms in
-``dataset.vision`` and ``dataset.transforms``; ``dataset.config.set_seed``.
+indices, or any iterable of indices) or ``num_shards``/``shard_id``; operations: ``map``,
+``batch``, ``shuffle``, ``repeat``, ``project``, ``rename``, ``skip``, ``take``,
+``create_tuple_iterator``, ``create_dict_iterator``; transforms in ``dataset.vision`` and
+``dataset.transforms``; ``dataset.config.set_seed``.
 """
 
 from .._validate import missing as _missing

@@ -141,8 +141,9 @@ class DistributedSampler(Sampler):
         self.offset = offset
 
     def _check(self) -> None:
-        if self.shard_id >= self.num_shards:
-            raise ValueError("shard_id should be less than num_shards.")
+        if self.shard_id >= self.num_shards:  # MindSpore: raised by the pipeline when it runs (recorded)
+            raise RuntimeError(f"DistributedSampler: shard_id ({self.shard_id}) should be less than "
+                               f"num_shards ({self.num_shards}).")
 
     def _natural(self, count: int) -> int:
         self._check()
