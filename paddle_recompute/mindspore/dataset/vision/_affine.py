@@ -111,7 +111,9 @@ class RandomRotation:
 
         def matrix(w: int, h: int) -> list[float]:
             # a given centre is in integer pixel coordinates (OpenCV's), the default the image's middle
-            center = (w * 0.5, h * 0.5) if self.center is None else (self.center[0] + 0.5, self.center[1] + 0.5)
+            center = (w * 0.5, h * 0.5)
+            if self.center is not None:
+                center = (self.center[0] + 0.5, self.center[1] + 0.5)
             return inverse_matrix(center, -angle, (0.0, 0.0), 1.0, (0.0, 0.0))
 
         return _transform(image, matrix, self.resample, self.fill_value)
