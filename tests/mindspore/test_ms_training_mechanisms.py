@@ -170,3 +170,31 @@ def test_mindcv_train_step_with_ema_and_fixed_scale_trains():
         assert not np.array_equal(step.ema_weight[0].numpy(), net.conv1.weight.numpy())
     finally:
         ms.uninstall_import_alias()
+
+
+def test_gradient_accumulation_updates_every_second_step_with_the_mean_gradient():
+    """boost.GradientAccumulation: the first call leaves the weights, the second applies SGD to
+    the mean of both gradients and clears the accumulators. (mindcv's subclass assigns an int to
+    its step Parameter, which MindSpore 2.10's PyNative rejects with a TypeError too, as here.)"""
+    net = ms.nn.Dense(3, 2, weight_init="ones", bias_init="zeros")
+    loss_net = ms.nn.WithLossCell(net, ms.nn.MSELoss())
+    opt = ms.nn.SGD(net.trainable_params(), learning_rate=0.1)
+    accumulate = ms.boost.GradientAccumulation(2, opt)
+    rng = np.random.RandomState(0)
+    batches = [(ms.Tensor(rng.standard_normal((4, 3)).astype(np.float32)),
+                ms.Tensor(np.zeros((4, 2), np.float32))) for _ in range(2)]
+    grad_fn = ms.value_and_grad(loss_net, None, net.trainable_params())
+    w0 = net.weight.numpy().copy()
+    grads = []
+    for x, y in batches:
+        loss, g = grad_fn(x, y)
+        grads.append(g[0].numpy())
+        assert accumulate(loss, g) is loss
+        if len(grads) == 1:
+            np.testing.assert_array_equal(net.weight.numpy(), w0)
+    expected = w0 - np.float32(0.1) * (grads[0] / 2 + grads[1] / 2)
+    np.testing.assert_allclose(net.weight.numpy(), expected, rtol=1e-6, atol=1e-7)  # float32 sum order
+    assert int(accumulate._accumulation_step) == 0
+    assert not any(a.numpy().any() for a in accumulate._grad_accumulation)
+    names = [p.name for p in accumulate._grad_accumulation]
+    assert names == ["grad_accumulation.weight", "grad_accumulation.bias"]
