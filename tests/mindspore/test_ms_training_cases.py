@@ -27,7 +27,7 @@ LOOSE = {name for name in CASES if name.startswith(("optim/", "loss_scale/"))}
 KNOWN = {"optim/adagrad_no_slots": "MindSpore's CPU kernel ignores update_slots=False (recorded: the "
                                    "losses of update_slots=True); its documentation freezes the accumulator"}
 # Named features the layer does not provide: MindSpore's output is recorded, the layer raises.
-NOT_PROVIDED = {"vision/gaussian_blur": "MissingAPIError", "vision/hue": "NotImplementedError",
+NOT_PROVIDED = {"vision/hue": "NotImplementedError",
                 "vision/rotation_bilinear_expand": "NotImplementedError"}
 # Not bit-exact, checked against the recording below (compat/README.md says why).
 NEAR = {"vision/color", "vision/affine_bilinear_fill", "vision/color_adjust_numbers"}

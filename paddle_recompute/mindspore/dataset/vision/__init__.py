@@ -2,6 +2,7 @@
 
 from ..._validate import missing as _missing
 from ._affine import RandomAffine, RandomRotation, RandomVerticalFlip
+from ._blur import GaussianBlur
 from ._enhance import (
     AutoContrast,
     Equalize,
@@ -43,6 +44,7 @@ __all__ = [
     "RandomColorAdjust",
     "RandomErasing",
     "RandomCropDecodeResize",
+    "GaussianBlur",
 ]
 
 
