@@ -123,9 +123,17 @@ def test_bilinear_shear_within_two_levels():
 
 
 def test_combined_color_adjust_is_close():
-    """Brightness, contrast and saturation together: each alone is bit-exact, but MindSpore's
-    combined result matches no fixed order of the three (recorded); ours (that order) is within
-    7 levels, 0.875 on average (measured), a documented difference (compat/README.md)."""
+    """Brightness, contrast and saturation together are applied in a random order, as in MindSpore
+    (6 different outputs for fixed factors, observed there and here). Each factor alone is
+    bit-exact, but MindSpore's recorded combined output equals none of our six orders exactly:
+    the nearest is within 1 level, 0.36 on average (measured; compat/README.md)."""
+    source = CASES["vision/color_adjust_numbers"]["source"]
     expected = _image(CASES["vision/color_adjust_numbers"]["result"])
-    actual = run_case(CASES["vision/color_adjust_numbers"]["source"]).numpy()
-    assert np.abs(expected - actual).max() <= 7 and np.abs(expected - actual).mean() <= 0.875
+    adjust, image = run_case(source.replace("result = Tensor(", "result = (").replace("(img))", ", img)"))
+    outputs = {}
+    for _ in range(60):
+        out = adjust(image)
+        outputs[out.tobytes()] = out
+    assert len(outputs) == 6
+    nearest = min(outputs.values(), key=lambda out: np.abs(expected - out).sum())
+    assert np.abs(expected - nearest).max() <= 1 and np.abs(expected - nearest).mean() <= 0.36

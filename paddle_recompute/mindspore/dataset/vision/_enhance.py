@@ -9,7 +9,9 @@ truncates ``i * scale + offset`` computed in float32; Equalize is OpenCV's ``equ
 per channel; Sharpness blends with the 3x3 ``[[1,1,1],[1,5,1],[1,1,1]] / 13`` smoothing (border
 pixels kept, smoothed values rounded); contrast is Pillow's ``ImageEnhance.Contrast``. All are
 bit-exact against the recording except ``RandomColor`` with a degree above 1, where MindSpore's
-OpenCV blend rounds exact halves down where float32 rounds up (a difference of 1 at those pixels).
+OpenCV blend rounds exact halves down where float32 rounds up (a difference of 1 at those
+pixels), and ``RandomColorAdjust`` with several factors at once (each alone is exact; chained,
+MindSpore's outputs are none of ours exactly: see compat/README.md).
 Random parameters come from the pipeline's generator (``dataset.config``), not MindSpore's.
 """
 
@@ -207,9 +209,10 @@ class RandomSharpness:
 
 class RandomColorAdjust:
     """``RandomColorAdjust(brightness=(1, 1), contrast=(1, 1), saturation=(1, 1), hue=(0, 0))``:
-    factors drawn from each range (a number ``v`` means ``[max(0, 1 - v), 1 + v]``), applied in
-    the order brightness, contrast, saturation. A hue shift is not provided (MindSpore's goes
-    through OpenCV's HSV conversion, not reproduced here)."""
+    factors drawn from each range (a number ``v`` means ``[max(0, 1 - v), 1 + v]``), the three
+    adjustments applied in a random order, as MindSpore does (it gave 6 different outputs for
+    fixed factors, observed). A hue shift is not provided (MindSpore's goes through OpenCV's HSV
+    conversion, not reproduced here)."""
 
     def __init__(self, brightness: Any = (1, 1), contrast: Any = (1, 1), saturation: Any = (1, 1),
                  hue: Any = (0, 0)):
@@ -225,15 +228,28 @@ class RandomColorAdjust:
 
     def __call__(self, image: Any) -> Any:
         factors = [_uniform(*self.brightness), _uniform(*self.contrast), _uniform(*self.saturation)]
-        return pixel_op(image, "RandomColorAdjust", lambda a: _adjusted(a, *factors))
+        order = generator().permutation(3).tolist()
+        return pixel_op(image, "RandomColorAdjust", lambda a: _adjusted(a, factors, order))
 
 
-def _adjusted(image: np.ndarray, brightness: float, contrast: float, saturation: float) -> np.ndarray:
-    if brightness != 1:
-        image = _saturate(image.astype(np.float32) * np.float32(brightness))
-    if contrast != 1:
-        pil = Image.fromarray(image[..., 0] if image.shape[2] == 1 else image)
-        image = np.asarray(ImageEnhance.Contrast(pil).enhance(contrast)).reshape(image.shape)
-    if saturation != 1:
-        image = _blend(image, _grey(image), saturation)
+def _brightness(image: np.ndarray, factor: float) -> np.ndarray:
+    return _saturate(image.astype(np.float32) * np.float32(factor))
+
+
+def _contrast(image: np.ndarray, factor: float) -> np.ndarray:
+    pil = Image.fromarray(image[..., 0] if image.shape[2] == 1 else image)
+    return np.asarray(ImageEnhance.Contrast(pil).enhance(factor)).reshape(image.shape)
+
+
+def _saturation(image: np.ndarray, factor: float) -> np.ndarray:
+    return _blend(image, _grey(image), factor)
+
+
+_ADJUSTMENTS = (_brightness, _contrast, _saturation)
+
+
+def _adjusted(image: np.ndarray, factors: list[float], order: list[int]) -> np.ndarray:
+    for index in order:
+        if factors[index] != 1:
+            image = _ADJUSTMENTS[index](image, factors[index])
     return image
