@@ -24,7 +24,7 @@ import paddle
 
 from ..._surface.data import param_name
 from ..._tensor import ParameterTuple
-from ..._validate import not_provided
+from ..._validate import missing, not_provided
 from .._learning_rate import LearningRateSchedule
 
 __all__ = ["Optimizer", "opt_init_args_register"]
@@ -147,6 +147,13 @@ class Optimizer:
             raise ValueError(f"For '{owner}', the parameter {stray[0]!r} in 'order_params' is in no group.")
         picks = [index[id(p)] for p in order]
         return [params[i] for i in picks], [rates[i] for i in picks], [decays[i] for i in picks]
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes the layer's optimizers lack: MindSpore's Cell-based internals
+        # that custom optimizers use (cls_name, assignadd, global_step_increase_tensor, ...).
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise missing("mindspore.nn.Optimizer", name)
 
     @property
     def target(self) -> str:
