@@ -3,12 +3,12 @@
 NOTE [ Affine arithmetic ]: the map is the inverse matrix about the image centre ``(w / 2,
 h / 2)`` in pixel-centre coordinates (torchvision's formula: rotation, shear in degrees, scale,
 translation in pixels). Nearest: Pillow's ``Image.transform(AFFINE)``; bilinear and bicubic on
-numpy images: OpenCV's fixed-point warp (NOTE [ Warp arithmetic ] in ``_warp.py``); both gave
-MindSpore 2.10's recorded outputs (rotations bit-exact; shears within 2 levels on a few
-pixels). ``Inter.AREA`` is bilinear (OpenCV's ``warpAffine`` treats it so; recorded). One
-MindSpore quirk kept: on numpy images the ``fill_value`` triple is applied in reverse channel
-order (``(1, 2, 3)`` fills ``[3, 2, 1]``, recorded; OpenCV's BGR scalar). Pillow images go
-through Pillow with every mode.
+numpy images: OpenCV's fixed-point warp (NOTE [ Warp arithmetic ] in ``_warp.py``); both give
+MindSpore 2.10's recorded outputs bit for bit. ``Inter.AREA`` is bilinear (OpenCV's
+``warpAffine`` treats it so; recorded). One MindSpore quirk kept: on numpy images with nearest
+and bicubic resampling the ``fill_value`` triple is applied in reverse channel order
+(``(1, 2, 3)`` fills ``[3, 2, 1]``), with bilinear (and so area) in the given order (all
+recorded). Pillow images go through Pillow with every mode.
 Parameters are drawn from the pipeline's generator (``dataset.config``), not MindSpore's.
 """
 
@@ -81,7 +81,8 @@ def _transform(image: Any, matrix_of: Any, resample: int, fill_value: Any) -> An
         h, w = data.shape[:2]
         m = matrix_of(w, h)  # pixel centres -> OpenCV's integer coordinates
         m = [m[0], m[1], m[2] + 0.5 * (m[0] + m[1] - 1), m[3], m[4], m[5] + 0.5 * (m[3] + m[4] - 1)]
-        fill = _fill(fill_value, 3, True)[: data.shape[2]] if data.shape[2] <= 3 else (0,) * data.shape[2]
+        reverse = resample == Image.BICUBIC  # recorded: bicubic fills reversed, bilinear in order
+        fill = _fill(fill_value, 3, reverse)[: data.shape[2]] if data.shape[2] <= 3 else (0,) * data.shape[2]
         out = warp_affine(data, m, 4 if resample == Image.BICUBIC else 2, fill)
         return out.reshape(image.shape)
     pil = image
