@@ -7,8 +7,8 @@ numpy images: OpenCV's fixed-point warp (NOTE [ Warp arithmetic ] in ``_warp.py`
 MindSpore 2.10's recorded outputs bit for bit. ``Inter.AREA`` is bilinear (OpenCV's
 ``warpAffine`` treats it so; recorded). One MindSpore quirk kept: on numpy images with nearest
 and bicubic resampling the ``fill_value`` triple is applied in reverse channel order
-(``(1, 2, 3)`` fills ``[3, 2, 1]``), with bilinear (and so area) in the given order (all
-recorded). Pillow images go through Pillow with every mode.
+(``(1, 2, 3)`` fills ``[3, 2, 1]``), with bilinear in the given order (recorded; area, the
+same path, taken alike: its recording used a grey fill). Pillow images go through Pillow with every mode.
 Parameters are drawn from the pipeline's generator (``dataset.config``), not MindSpore's.
 """
 
