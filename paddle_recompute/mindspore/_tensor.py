@@ -128,13 +128,14 @@ class ParameterTuple(tuple):
 
     def clone(self, prefix: str, init: Any = "same") -> ParameterTuple:
         """New Parameters named ``<prefix>.<name>``, holding copies (``init='same'``) or ``init``
-        (a number or Tensor) in each one's shape and dtype; buffers give non-trainable ones."""
+        (an initializer name such as ``'zeros'``, a number or a Tensor) in each one's shape and
+        dtype; buffers give non-trainable ones."""
+        from ._initializer import initializer
+
         clones = []
         for x in self:
-            if isinstance(init, str) and init != "same":
-                raise not_provided(f"ParameterTuple.clone(init={init!r})",
-                                   "pass 'same', a number or a Tensor")
-            value = x.detach().clone() if isinstance(init, str) else paddle.full_like(x, 0) + init
+            same = isinstance(init, str) and init == "same"
+            value = x.detach().clone() if same else initializer(init, x.shape, x.dtype).astype(x.dtype)
             name = getattr(x, "_ms_name", None) or x.name  # MindSpore's name, once a cell owns it
             clone = Parameter(value, name=f"{prefix}.{name}",
                               requires_grad=isinstance(x, EagerParamBase) and not x.stop_gradient)

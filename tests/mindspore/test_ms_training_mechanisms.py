@@ -202,3 +202,17 @@ def test_mindcv_create_optimizer(name):
         assert not np.array_equal(net.weight.numpy(), before)
     finally:
         ms.uninstall_import_alias()
+
+
+def test_parameter_tuple_takes_running_statistics_and_clones():
+    """mindcv's EMA and StateMonitor build ParameterTuple(net.get_parameters()) (BatchNorm's moving
+    statistics included, buffers here) and clone it; a plain tensor is still refused."""
+    bn = ms.nn.BatchNorm2d(2)
+    params = ms.ParameterTuple(bn.get_parameters())
+    assert len(params) == 4
+    zeros, same = params.clone("swap", "zeros"), params.clone("ema")
+    assert [p.name for p in zeros] == [f"swap.{n}" for n, _ in bn.parameters_and_names()]
+    assert all(isinstance(p, ms.Parameter) and not p.numpy().any() for p in zeros)
+    assert all(np.array_equal(a.numpy(), b.numpy()) and a is not b for a, b in zip(same, params, strict=True))
+    with pytest.raises(TypeError, match="ParameterTuple input should be Parameter"):
+        ms.ParameterTuple([ms.Tensor(np.ones(1, np.float32))])
