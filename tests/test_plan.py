@@ -262,14 +262,15 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
         plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2,
                                regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
-        # per measuring round, a plain step and one per policy option kind; for the
-        # operator-level option three recorded forwards, three pairs timing observation, and
-        # per measuring round a plain step and one per offered point; then, all four blocks
+        # per measuring round, a plain step, a reference step and one per policy option
+        # kind; for the operator-level option three recorded forwards, three pairs timing
+        # observation, and per measuring round a plain step, a reference step and one per
+        # offered point; then, all four blocks
         # being alike: a warm-up step, then per calibration round a base and, per option,
         # the option and a base
         points = sum(k.startswith("ops:") for k in prof.policy_costs["blocks.0"])
         assert points > 1
-        expected = (ROUNDS * (1 + len(POLICY_KINDS)) + 3 + 2 * 3 + ROUNDS * (1 + points)
+        expected = (ROUNDS * (2 + len(POLICY_KINDS)) + 3 + 2 * 3 + ROUNDS * (2 + points)
                     + 1 + 2 * (1 + 2 * n_options))
         assert calls[0] == expected
         again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2,

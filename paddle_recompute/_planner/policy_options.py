@@ -92,10 +92,12 @@ def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUND
     """Measure each option of ``options`` (label -> {block: wrap}) into
     ``prof.policy_costs[block][label]`` as (bytes held, seconds): ``rounds`` interleaved
     rounds, each a plain forward + backward (no region) and then, in rotating order, one per
-    option with its wraps on the blocks.  Seconds are, per round, the rerun plus what the
-    region's forward took beyond the block's plain forward in the same round, median over
-    the rounds (one step on a loaded machine is noise, and a forward that keeps tensors
-    pays for their allocation as the plain one does: neither is the region's cost).  An
+    option with its wraps on the blocks (and one with every block a ``recompute_all`` region,
+    the reference of ``_clock_scale``).  Seconds are, per round, the rerun plus what the
+    region's forward took beyond the block's plain forward in the same round, scaled to
+    the profile's clock (``_clock_scale``), median over the rounds (one step on a loaded
+    machine is noise, and a forward that keeps tensors pays for their allocation as the
+    plain one does: neither is the region's cost).  An
     option whose run fails is left out with a warning naming it.  Nothing when the blocks
     have no trainable parameters (no backward, so no rerun to measure)."""
     params = trainable_params(table)
@@ -109,6 +111,7 @@ def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUND
             if not samples:  # every option failed
                 break
             plain = _plain_forwards(call, table, roots, params, prof.blocks)
+            scale = _clock_scale(call, table, roots, params, prof)
             labels = list(samples)
             for label in labels[r % len(labels):] + labels[:r % len(labels)]:
                 measured = _measured(call, table, roots, params, options[label], label)
@@ -116,7 +119,8 @@ def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUND
                     del samples[label]
                     continue
                 for block, calls in measured.items():
-                    samples[label].setdefault(block, []).append(_round_cost(calls, plain.get(block)))
+                    held, seconds = _round_cost(calls, plain.get(block))
+                    samples[label].setdefault(block, []).append((held, seconds * scale.get(block, 1.0)))
     finally:
         set_grad_enabled(grad)
     for label, per_block in samples.items():
@@ -130,6 +134,24 @@ def _round_cost(calls: list, plain: float | None) -> tuple:
     forward = sum(f for _, _, f in calls)
     extra = forward - plain if plain is not None else 0.0
     return max(h for h, _, _ in calls), sum(r for _, r, _ in calls) + max(extra, 0.0)
+
+
+def _clock_scale(call, table, roots, params, prof) -> dict:
+    """Block -> its profiled rerun over its rerun in a ``recompute_all`` region of this round.
+
+    A rerun in backward takes longer than the profile's (on PaddleFormers' Llama at hidden
+    512 on CPU about 1.5x: it allocates what it saves, where the profile's rerun discards
+    it, and the machine's load drifts between the profile and the rounds), and ``full`` and
+    ``sub`` are priced at the profile's; measured region options are scaled to that clock
+    by a region rerunning everything, timed in the same round."""
+    wraps = {b: _wrap(policies.recompute_all) for b in prof.blocks}
+    measured = _measured(call, table, roots, params, wraps, "policy:recompute_all (reference)") or {}
+    out = {}
+    for block, calls in measured.items():
+        rerun, profiled = sum(r for _, r, _ in calls), prof.layers[block].recompute_s
+        if rerun > 0 and profiled:
+            out[block] = profiled / rerun
+    return out
 
 
 def _measured(call, table, roots, params, wraps: dict, label: str) -> dict | None:
