@@ -15,7 +15,7 @@ batch 4, CPU) every decoder layer is a ``save_all`` region.  Two measures:
     the same chain unwrapped, medians), over no recompute's step.  It does not drift with
     the machine's load as the step's ratio does.
 
-    python benchmarks/observation.py [--rounds 10] [--json out.json]
+    python benchmarks/observation.py [--rounds 10] [--hidden 512 --seq 256 ...] [--json out.json]
 """
 
 from __future__ import annotations
@@ -80,12 +80,14 @@ def per_op_seconds(rounds: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
+    for name, default in (("hidden", 512), ("seq", 256), ("blocks", 4), ("batch", 4)):
+        parser.add_argument(f"--{name}", type=int, default=default)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     paddle.set_device("cpu")
     subject = frontier.Subject("llama", argparse.Namespace(
-        vocab=512, hidden=512, heads=8, kv_heads=4, blocks=4, seq=256, batch=4, large_hidden=768,
-        dropout=0.1))
+        vocab=512, hidden=args.hidden, heads=8, kv_heads=4, blocks=args.blocks, seq=args.seq,
+        batch=args.batch, large_hidden=768, dropout=0.1))
     modes = {"none": lambda: (lambda: None),
              "save_all": functools.partial(frontier._policy, subject, policies.save_all)}
     times: dict = {m: [] for m in modes}
@@ -98,7 +100,7 @@ def main() -> None:
                 times[m].append(seconds)
     paired = [s / n for n, s in zip(times["none"], times["save_all"], strict=True)]
     none_s = statistics.median(times["none"])
-    ops, per_op = observed_ops(subject), per_op_seconds(30)
+    ops, per_op = observed_ops(subject), per_op_seconds(max(args.rounds, 3))
     result = {"rounds": args.rounds, "none_ms": 1e3 * none_s,
               "save_all_ms": 1e3 * statistics.median(times["save_all"]),
               "ratio_of_medians": statistics.median(times["save_all"]) / none_s,

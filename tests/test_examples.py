@@ -50,6 +50,8 @@ BENCHMARKS = {
     "benchmarks/frontier.py": (["--models", "gpt,llama", "--blocks", "2", "--hidden", "32", "--seq", "16",
                                 "--batch", "2", "--vocab", "64", "--rounds", "1"], "budget 0.25: plan fits"),
     "benchmarks/overhead.py": (["--rounds", "1", "--warmup", "0", "--blocks", "4"], "| ours non-reentrant |"),
+    "benchmarks/observation.py": (["--rounds", "1", "--hidden", "32", "--seq", "16", "--blocks", "2",
+                                   "--batch", "2"], "operators observed per step"),
 }
 TIMEOUT_S = {name: 120 for name in ("data_parallel", "hybrid_parallel", "hybrid_parallel launch")}
 STEP_LINE = re.compile(r"^step\s+(\d+)\s+loss\s+([-+0-9.e]+)", re.MULTILINE)
