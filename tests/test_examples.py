@@ -50,6 +50,8 @@ BENCHMARKS = {
     "benchmarks/frontier.py": (["--models", "gpt,llama", "--blocks", "2", "--hidden", "32", "--seq", "16",
                                 "--batch", "2", "--vocab", "64", "--rounds", "1"], "budget 0.25: plan fits"),
     "benchmarks/overhead.py": (["--rounds", "1", "--warmup", "0", "--blocks", "4"], "| ours non-reentrant |"),
+    "benchmarks/observation.py": (["--rounds", "1", "--hidden", "32", "--seq", "16", "--blocks", "2",
+                                   "--batch", "2"], "operators observed per step"),
 }
 # A hang guard only: an example takes seconds alone, and minutes on a loaded 2-core machine.
 TIMEOUT_S = 600
