@@ -13,7 +13,9 @@ after the forward):
     rounds of calibration).  Both plans are solved on one profile.
 Memory is the host allocator's bytes held after forward and loss, less the outputs
 (``FLAGS_enable_host_memory_stat``).  Times are forward + loss + backward, rounds
-interleaved (each choice does round r, in rotating order, before any does r + 1), medians;
+interleaved (each choice does round r, in rotating order, before any does r + 1); a
+choice's time is the median over rounds of its step over none's step of the same round
+(the load of a shared machine drifts between rounds; each step's ms are kept in the JSON);
 ``extra`` is a choice's time over none's as a fraction of full recompute's (``k=n``).
 Losses of every choice equal none's bit for bit (asserted).  Verdicts per budget: the plan
 fits it; its time against the fastest simpler choice that fits; and every choice that
@@ -202,12 +204,14 @@ def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
             if r:
                 times[name].append(seconds)
     base = statistics.median(times["k=0"])
-    full = statistics.median(times[f"k={len(subject.blocks)}"]) - base
-    rows = {n: {"held": held[n], "memory": held[n] / none_held,
-                "time": statistics.median(times[n]) / base,
-                "extra": (statistics.median(times[n]) - base) / full if full > 0 else float("nan")}
+    ratio = {n: statistics.median(t / b for t, b in zip(times[n], times["k=0"], strict=True))
+             for n in names}  # paired with none's step of the same round: drift cancels
+    full = ratio[f"k={len(subject.blocks)}"] - 1
+    rows = {n: {"held": held[n], "memory": held[n] / none_held, "time": ratio[n],
+                "extra": (ratio[n] - 1) / full if full > 0 else float("nan"),
+                "ms": [1e3 * t for t in times[n]]}
             for n in names}
-    return {"none_held": none_held, "none_ms": 1e3 * base, "full_extra_ms": 1e3 * full, "rows": rows,
+    return {"none_held": none_held, "none_ms": 1e3 * base, "full_extra_ms": 1e3 * full * base, "rows": rows,
             "plans": {label: [c.option for c in p.choices] for label, p in plans.items()},
             "verdicts": [_verdict(rows, b) for b in budgets if f"plan {b:g}" in rows]}
 

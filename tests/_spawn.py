@@ -17,7 +17,11 @@ import traceback
 import numpy as np
 import pytest
 
-TIMEOUT_S = 120
+# Two fresh processes import Paddle and train small models: seconds alone, minutes on a
+# loaded 2-core machine.  A worker that is still running at the deadline is a failure,
+# never a skip.
+TIMEOUT_S = 600
+_TIMED_OUT = "the workers did not finish within"
 
 
 def run_scenarios(out_dir: str, scenarios, *, may_fail=(), keep=None) -> None:
@@ -61,7 +65,7 @@ def spawn(worker, out_dir: str, *, expected_errors=(), skip_if_nothing_ran=False
         pytest.fail("worker errors:\n" + "\n".join(open(p).read() for p in errors))
     if failure is not None:
         ran = glob.glob(os.path.join(out_dir, "done-*")) or glob.glob(os.path.join(out_dir, "*.npy"))
-        if skip_if_nothing_ran and not ran:
+        if skip_if_nothing_ran and not ran and not failure.startswith(_TIMED_OUT):
             pytest.skip(f"gloo workers could not run here: {failure}")
         pytest.fail(failure)
 
@@ -71,7 +75,7 @@ def _join(context) -> str | None:
     try:
         while not context.join(timeout=1):
             if time.monotonic() > deadline:
-                return f"the workers did not finish within {TIMEOUT_S} s"
+                return f"{_TIMED_OUT} {TIMEOUT_S} s"
     except Exception as exc:  # a worker raised
         return repr(exc)
     finally:

@@ -10,7 +10,7 @@ from paddle.base import core
 import paddle_recompute as pr
 from paddle_recompute._bench import harness as gpt_model  # noqa: E402
 from paddle_recompute._planner import options as _plan_options
-from paddle_recompute._planner.policy_options import POLICY_KINDS
+from paddle_recompute._planner.policy_options import POLICY_KINDS, ROUNDS
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
 CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=4, dropout=0.1)
@@ -262,13 +262,16 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
         plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2,
                                regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
-        # one step per policy option kind to measure its bytes; for the operator-level
-        # option three recorded forwards, three pairs timing observation, and one step per
-        # offered point; then, all four blocks being alike: a warm-up step, then per round a
-        # base and, per option, the option and a base
+        # per measuring round, a plain step, a reference step and one per policy option
+        # kind; for the operator-level option three recorded forwards, three pairs timing
+        # observation, and per measuring round a plain step, a reference step and one per
+        # offered point; then, all four blocks
+        # being alike: a warm-up step, then per calibration round a base and, per option,
+        # the option and a base
         points = sum(k.startswith("ops:") for k in prof.policy_costs["blocks.0"])
         assert points > 1
-        expected = len(POLICY_KINDS) + 3 + 2 * 3 + points + 1 + 2 * (1 + 2 * n_options)
+        expected = (ROUNDS * (2 + len(POLICY_KINDS)) + 3 + 2 * 3 + ROUNDS * (2 + points)
+                    + 1 + 2 * (1 + 2 * n_options))
         assert calls[0] == expected
         again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2,
                                 regions="blocks")

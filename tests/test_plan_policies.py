@@ -97,3 +97,39 @@ def test_a_policy_kind_that_fails_is_left_out_with_a_warning():
         from paddle_recompute._planner import policy_options as _plan_policies
 
         del _plan_options._KINDS["policy:broken"], _plan_policies.POLICY_KINDS["policy:broken"]
+
+
+def test_region_options_are_priced_per_round_against_that_rounds_plain_forward(monkeypatch):
+    """Seconds: per round, (rerun + forward beyond the round's plain forward, never below
+    0) x the round's clock scale; then the median over rounds.  Bytes: the most held."""
+    from paddle_recompute._planner import policy_options as po
+
+    rounds = iter(range(100))
+    plain = [0.30, 0.50, 0.40]  # the block's plain forward, per round
+    scale = [1.0, 0.5, 2.0]  # profiled rerun / reference rerun, per round
+    region = [(100, 0.2, 0.35), (120, 0.4, 0.45), (110, 0.1, 0.70)]  # (held, rerun, forward)
+    current = [0]
+    measured_steps = []
+
+    def fake_plain(call, table, roots, params, blocks):
+        current[0] = next(rounds)
+        return {"b": plain[current[0]]}
+
+    def fake_measure(call, table, roots, params, wraps):
+        measured_steps.append(sorted(wraps))
+        return {"b": [region[current[0]]]}
+
+    monkeypatch.setattr(po, "_plain_forwards", fake_plain)
+    monkeypatch.setattr(po, "_measure", fake_measure)
+    monkeypatch.setattr(po, "_clock_scale", lambda *a: {"b": scale[current[0]]})
+    monkeypatch.setattr(po, "trainable_params", lambda table: ["p"])
+
+    class Prof:
+        blocks = ["b"]
+        policy_costs: dict = {}
+
+    po.measure_options(None, {}, (), Prof, {"opt": {"b": None}}, rounds=3)
+    per_round = [(0.2 + 0.05) * 1.0, (0.4 + 0.0) * 0.5, (0.1 + 0.30) * 2.0]  # 0.25, 0.2, 0.8
+    held, seconds = Prof.policy_costs["b"]["opt"]
+    assert held == 120 and seconds == pytest.approx(sorted(per_round)[1])
+    assert measured_steps == [["b"]] * 3  # one step per round for the option

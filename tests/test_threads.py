@@ -1,12 +1,13 @@
 """Recompute under threads: every feature that installs hooks is exact while other threads
 run autograd at the same time (NOTE [ Threads ] in ``_core/hooks.py``).
 
-Each workload trains its own small model for a number of steps and returns its losses,
-final parameters and last gradients.  Run alone, one after another, they give the
-reference; run all at once in threads (with a tiny switch interval, so the interpreter
-interleaves them inside regions, reruns and hooks), every number must be equal, bit for
-bit.  The workloads draw no random numbers: Paddle's generators are process-wide, so
-concurrent draws interleave in any program, with or without recompute.
+The workloads (``paddle_recompute/_bench/threads.py``, shared with
+``benchmarks/stress_threads.py``) each train their own small model for a number of steps
+and return their losses, gradients and final parameters.  Run alone, one after another,
+they give the reference; run all at once in threads (with a tiny switch interval, so the
+interpreter interleaves them inside regions, reruns and hooks), every number must be
+equal, bit for bit.  Only one thread draws random numbers: Paddle's generators are
+process-wide, so concurrent draws interleave in any program, with or without recompute.
 """
 
 from __future__ import annotations
@@ -21,29 +22,15 @@ from paddle import nn
 
 import paddle_recompute as pr
 from paddle_recompute import planner, policies
+from paddle_recompute._bench import threads
 from paddle_recompute._core import hooks as _hooks
 
-DIM = 16
+DIM = threads.DIM
 
 
-class Block(nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.fc1, self.fc2, self.norm = nn.Linear(DIM, 2 * DIM), nn.Linear(2 * DIM, DIM), nn.LayerNorm(DIM)
-
-    def forward(self, x):
-        return x + self.fc2(paddle.tanh(self.fc1(self.norm(x))))
-
-
-class Tagged(Block):
-    def forward(self, x):
-        h = pr.tag(self.fc1(self.norm(x)), "h")
-        return x + pr.no_recompute(self.fc2, paddle.tanh(h))
-
-
-def _model(kind=Block, n=3, seed=0):
+def _model(n=3, seed=0):
     paddle.seed(seed)
-    return nn.LayerList([kind() for _ in range(n)])
+    return threads.blocks(n=n)
 
 
 def _batch(seed):
@@ -53,120 +40,17 @@ def _batch(seed):
     return x
 
 
-def _nonreentrant(blocks, x):
-    for b in blocks:
-        x = pr.recompute(b, x, use_reentrant=False)
-    return x
-
-
-def _reentrant(blocks, x):
-    for b in blocks:
-        x = pr.recompute(b, x)
-    return x
-
-
-def _nested(blocks, x):
-    def outer(h):
-        h = pr.recompute(blocks[0], h)
-        return pr.recompute(blocks[1], h, use_reentrant=False)
-    return blocks[2](pr.recompute(outer, x, use_reentrant=False))
-
-
-def _policy(blocks, x):
-    for b in blocks:
-        x = pr.recompute(b, x, use_reentrant=False,
-                         policy=policies.save_any_of(policies.save_matmuls, policies.save_names("h")))
-    return x
-
-
-def _save_on_cpu(blocks, x):
-    with pr.save_on_cpu():
-        for b in blocks:
-            x = b(x)
-    return x
-
-
-def _plain(blocks, x):
-    for b in blocks:
-        x = b(x)
-    return x
-
-
-def _user_hooks(blocks, x):
-    with pr.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
-        x = blocks[0](x)
-        x = pr.recompute(blocks[1], x, use_reentrant=False)
-    with paddle.autograd.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
-        x = blocks[2](x)
-    return x
-
-
-WORKLOADS = {
-    "non-reentrant": (Block, _nonreentrant),
-    "reentrant": (Block, _reentrant),
-    "nested": (Block, _nested),
-    "policy+tag+no_recompute": (Tagged, _policy),
-    "save_on_cpu": (Block, _save_on_cpu),
-    "plain (another model)": (Block, _plain),
-    "user and raw hooks": (Block, _user_hooks),
-}
+def train(name: str, steps: int, seed: int) -> list:
+    return threads.trainer(name, steps, seed)()
 
 
 def trainer(name: str, steps: int, seed: int):
-    """A job: ``steps`` SGD steps of a freshly built model, returning the losses, input
-    gradients, last parameter gradients and final parameters.  The model is built here,
-    in the calling thread: initialisation draws from Paddle's process-wide generator."""
-    kind, forward = WORKLOADS[name]
-    blocks = _model(kind, seed=seed)
-    xs = [_batch(seed * 1000 + i) for i in range(3)]
-    opt = paddle.optimizer.SGD(learning_rate=0.05, parameters=blocks.parameters())
-
-    def job() -> list:
-        out = []
-        for step in range(steps):
-            x = xs[step % len(xs)]
-            loss = (forward(blocks, x) ** 2).mean()
-            loss.backward()
-            out.append(loss.numpy())
-            out.append(x.grad.numpy())
-            if step == steps - 1:
-                out.extend(p.grad.numpy() for p in blocks.parameters())
-            opt.step()
-            opt.clear_grad()
-            x.clear_gradient()
-        out.extend(p.numpy() for p in blocks.parameters())
-        return out
-
-    return job
-
-
-def train(name: str, steps: int, seed: int) -> list:
-    return trainer(name, steps, seed)()
+    return threads.trainer(name, steps, seed)
 
 
 def run_concurrently(jobs: list) -> list:
-    """Run ``jobs`` (callables) in threads started together; re-raise the first failure."""
-    results: list = [None] * len(jobs)
-    errors: list = []
-    barrier = threading.Barrier(len(jobs))
-
-    def run(i, job):
-        try:
-            barrier.wait()
-            results[i] = job()
-        except BaseException as exc:  # noqa: BLE001  (reported below, with its thread)
-            errors.append((i, exc))
-
-    threads = [threading.Thread(target=run, args=(i, job)) for i, job in enumerate(jobs)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # switch threads often: inside regions, reruns and hooks
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    """Run ``jobs`` in threads started together; re-raise the first failure."""
+    results, errors = threads.run_concurrently(jobs)
     if errors:
         i, exc = errors[0]
         raise AssertionError(f"job {i} failed in its thread: {type(exc).__name__}: {exc}") from exc
@@ -181,10 +65,12 @@ def assert_same(name, expected, actual):
         np.testing.assert_array_equal(a, b, err_msg=f"{name}: entry {i}")
 
 
-def test_mixed_modes_in_threads_equal_single_threaded_runs():
-    """Seven threads, every hook-installing feature, 40 steps each (280 steps at once)."""
-    steps = 40
-    names = list(WORKLOADS)
+@pytest.mark.parametrize("phase", list(threads.PHASES))
+def test_mixed_modes_in_threads_equal_single_threaded_runs(phase):
+    """mixed: ten threads, every hook-installing feature and the MindSpore layer, 30 steps
+    each; dropout: one thread draws in regions of both modes while three do not draw."""
+    steps = 30
+    names = threads.PHASES[phase]
     reference = [train(name, steps, seed) for seed, name in enumerate(names)]
     concurrent = run_concurrently([trainer(name, steps, seed) for seed, name in enumerate(names)])
     for name, expected, actual in zip(names, reference, concurrent, strict=True):
@@ -210,7 +96,7 @@ def test_profile_in_a_thread_while_another_thread_trains():
     x = _batch(7)
     alone = _bytes(planner.profile(model, x))
     profiled, _ = run_concurrently([lambda: _bytes(planner.profile(model, x)),
-                                    trainer("plain (another model)", 30, 3)])
+                                    trainer("plain", 30, 3)])
     assert profiled == alone
 
 
@@ -223,13 +109,13 @@ def test_a_thread_without_regions_is_not_captured():
     def region_body(h):
         inside.append(len(_hooks.active_frames()))
         entered.set()
-        release.wait(10)
+        release.wait(120)
         return lin(h)
 
-    plain = trainer("plain (another model)", 3, 5)
+    plain = trainer("plain", 3, 5)
 
     def other():
-        entered.wait(10)
+        entered.wait(120)
         assert _hooks.installed() and _hooks.active_frames() == ()
         out = plain()
         release.set()
@@ -239,7 +125,7 @@ def test_a_thread_without_regions_is_not_captured():
     results = run_concurrently([lambda: pr.recompute(region_body, x, use_reentrant=False).sum().backward(),
                                 other])
     assert inside[0] == 1
-    assert_same("plain", train("plain (another model)", 3, 5), results[1])
+    assert_same("plain", train("plain", 3, 5), results[1])
 
 
 @pytest.mark.parametrize("use_reentrant", [False, True])
@@ -325,7 +211,7 @@ def test_a_raw_pair_in_one_thread_packs_that_threads_saves_only():
         x = _batch(5)
         with paddle.autograd.saved_tensors_hooks(lambda t: packed.append(1) or t, lambda t: t):
             a_entered.set()
-            b_opened.wait(10)
+            b_opened.wait(120)
             (lin(x) ** 2).sum().backward()
         a_exited.set()
         return len(packed)
@@ -336,11 +222,11 @@ def test_a_raw_pair_in_one_thread_packs_that_threads_saves_only():
         calls.append(1)
         if len(calls) == 1:
             b_opened.set()
-            a_exited.wait(10)
+            a_exited.wait(120)
         return lin(h)
 
     def thread_b():
-        a_entered.wait(10)
+        a_entered.wait(120)
         pr.recompute(region, _batch(6), use_reentrant=False).sum().backward()
         return True
 
@@ -364,12 +250,12 @@ class _RegionInAnotherThread:
 
         def body(h):
             self.opened.set()
-            self.release.wait(30)
+            self.release.wait(120)
             return h * 2
 
         self.thread = threading.Thread(target=lambda: pr.recompute(body, _batch(9), use_reentrant=False))
         self.thread.start()
-        assert self.opened.wait(30)
+        assert self.opened.wait(120)
         assert _hooks.installed() and not _hooks.active_frames()
         return self
 
@@ -462,5 +348,5 @@ def test_exit_with_the_pair_installed_does_not_hang(tmp_path):
         "assert hooks.installed()\n"
         "print('done')\n"
     )
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-2000:]

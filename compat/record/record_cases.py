@@ -1,6 +1,8 @@
 """Record what real MindSpore 2.10 gives for every case of ms_cases.py, and its Tensor API.
 
     python compat/record/record_cases.py tests/mindspore/recorded/g_cases_reference.json
+    python compat/record/record_cases.py --cases ms_cases_training \
+        tests/mindspore/recorded/h_training_cases.json
 
 Also writes ``g_tensor_api.json`` beside it: the public members of ``mindspore.Tensor`` (and the
 four dunders the layer dispatches) and the members only ``mindspore.Parameter`` adds.
@@ -16,6 +18,8 @@ import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
 
 sys.path.insert(0, str(Path(__file__).parent))
+import importlib  # noqa: E402
+
 import ms_cases  # noqa: E402
 
 
@@ -33,6 +37,18 @@ def encode(value):
     return {"py": type(value).__name__, "value": repr(value)}
 
 
+def _check_overflow_on_cpu(cell_class):
+    """Select MindSpore's IsFinite overflow check on every ``TrainOneStepWithLossScaleCell``: its
+    Ascend and GPU checks have no CPU kernel (see ms_cases_training.py)."""
+    init = cell_class.__init__
+
+    def patched(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.ascend_910b_target, self.enable_allfinite = True, False
+
+    cell_class.__init__ = patched
+
+
 def run(source):
     namespace = {"__name__": "ms_case", "ms": ms, "nn": nn, "ops": ops, "Tensor": Tensor,
                  "Parameter": Parameter, "np": np}
@@ -45,15 +61,22 @@ def run(source):
 
 
 def main(argv):
+    module = ms_cases
+    if argv[:1] == ["--cases"]:
+        module, argv = importlib.import_module(argv[1]), argv[2:]
+        _check_overflow_on_cpu(nn.TrainOneStepWithLossScaleCell)
     out = Path(argv[0] if argv else "tests/mindspore/recorded/g_cases_reference.json")
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     ms.set_seed(0)
     record = {"mindspore": ms.__version__, "numpy": np.__version__, "cases": {}}
-    for group, cases in ms_cases.GROUPS.items():
+    for group, cases in module.GROUPS.items():
         for name, source in cases.items():
             record["cases"][f"{group}/{name}"] = {"source": source, "result": run(source)}
     out.write_text(json.dumps(record, indent=0, sort_keys=True) + "\n")
     errors = [k for k, v in record["cases"].items() if "error" in v["result"]]
+    if module is not ms_cases:
+        print(len(record["cases"]), "cases;", "errors:", errors)
+        return
     dunders = ("__getitem__", "__setitem__", "__str__", "__repr__")
     api = {"mindspore": ms.__version__,
            "Tensor": sorted(n for n in dir(Tensor) if not n.startswith("_") or n in dunders),

@@ -17,6 +17,7 @@ Operators implemented on the C tensor type (``x + y``, ``x * y``, ``x @ y``, ``x
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 
@@ -40,8 +41,10 @@ _RANDOM = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def draws_random(op: str) -> bool:
-    """True when operator ``op`` may consume random numbers (never skipped in recomputation)."""
+    """True when operator ``op`` may consume random numbers (never skipped in recomputation;
+    asked twice per observed operator call, so answered from a cache)."""
     return _RANDOM.search(op) is not None
 
 

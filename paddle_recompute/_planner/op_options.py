@@ -9,12 +9,12 @@ over the memory range, each as a region whose :class:`~paddle_recompute._selecti
 op_policy.OpPolicy` keeps the chosen operators' outputs.
 
 The model ranks the points; the options' costs are then measured like the policy options'
-(``policy_options.py``): one forward and backward per point with it on every block, reading
-each region's held device bytes and rerun time, plus what its forward took beyond the
-block's plain run.  Operator times recorded in forward overstate what a rerun costs (on
-PaddleFormers' Llama at hidden 512 on CPU the model predicted about twice the measured rerun
-time at the same memory; likely, not verified: memory-bound operators rerun right before
-their backward find their data in cache), so ranking by the model and pricing by measurement
+(``policy_options.measure_options``): interleaved rounds of one forward and backward per
+point with it on every block and one plain, reading each region's held device bytes and
+rerun time, plus what its forward took beyond the block's plain forward in the same round
+(median over the rounds).  Operator times recorded in forward and measured reruns differ
+(on PaddleFormers' Llama at hidden 512 on CPU by up to 2x either way on a loaded machine),
+so ranking by the model and pricing by measurement
 puts the options on the same footing as the policies beside them.  A point whose run fails
 keeps the model's cost.  An option's memory is the block's inputs (a region holds them) plus
 the held bytes.  Offloading is offered only off the CPU (on the CPU the host is the device,
@@ -34,7 +34,7 @@ from .._selective.op_policy import OpPolicy
 from .calibrate import trainable_params
 from .op_solve import OpGraph, op_frontier
 from .options import recompute_forward, register_option
-from .policy_options import costs_of, measure_regions
+from .policy_options import measure_options
 from .profile import sync
 from .profile_ops import profile_ops
 
@@ -60,13 +60,13 @@ def measure_ops(call, table: dict, roots: tuple, prof, kinds) -> None:
         if seconds_per_byte is not None:
             op_prof = dataclasses.replace(op_prof, graph=_offloadable(op_prof.graph, seconds_per_byte))
         prof.op_profiles[block] = op_prof
+    options = {}
     for i in range(MAX_CANDIDATES):
         wraps = {b: functools.partial(_wrap, policy=point[1]) for b in prof.blocks
                  if (point := _point(prof, prof.layers[b], i)) is not None}
         if wraps:
-            measured = measure_regions(call, table, roots, params, wraps, f"option {KIND}:{i}")
-            for block, cost in costs_of(measured, prof).items():
-                prof.policy_costs.setdefault(block, {})[f"{KIND}:{i}"] = cost
+            options[f"{KIND}:{i}"] = wraps
+    measure_options(call, table, roots, prof, options)
 
 
 def _offloadable(graph: OpGraph, seconds_per_byte: float) -> OpGraph:

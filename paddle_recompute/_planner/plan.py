@@ -72,10 +72,10 @@ def plan(
     block's candidate options (``keep``, ``full``, ``sub``, the policy kinds
     ``policy:selective`` and ``policy:masks``, the operator-level ``ops``, and any
     registered kind), and solves the multiple-choice knapsack exactly.  Policy kinds are
-    measured first: one forward and backward each, with the policy on every block (see
-    ``_planner/policy_options.py``); for ``ops`` every block's operators are recorded over
-    three forwards and each distinct block's keep / recompute / offload frontier is solved
-    (``_planner/op_options.py``).
+    measured first: three interleaved rounds of a forward and backward each, with the
+    policy on every block (see ``_planner/policy_options.py``); for ``ops`` every block's
+    operators are recorded over three forwards and each distinct block's keep / recompute
+    / offload frontier is solved (``_planner/op_options.py``).
 
     Args:
         model_or_fn: the model, or a function running it (e.g. forward plus loss, so the

@@ -2,19 +2,21 @@
 
 A policy's cost cannot be read off the profile: what a region keeps depends on outputs
 nobody saves (a kept projection feeding a dropout) and on what its rerun can skip.  So
-``plan`` measures each registered policy kind once per profile: it applies the policy to
-every block, runs one forward and backward of the profiled call (random state and
-stateful buffers put back, parameters' ``.grad`` untouched), and reads from each block's
-region the device bytes it held and the time its rerun took (``MeasuredFrame`` in
-``policy_frame.py``).
+``plan`` measures each registered policy kind once per profile (``measure_options``): in
+``ROUNDS`` interleaved rounds, a plain forward and backward of the profiled call and one
+per policy with it applied to every block (random state and stateful buffers put back,
+parameters' ``.grad`` untouched), reading from each block's region the device bytes it held
+and the time its rerun took (``MeasuredFrame`` in ``policy_frame.py``).
 A policy region also costs time in forward: every operator call passes through Python to
-be numbered and shown to the policy, and on a model of many small operators that costs
-more than the rerun saves (PaddleFormers' Llama at hidden 128 on CPU: the ``"selective"``
-preset took longer than recomputing whole blocks).  So the same pass times each region's
-forward, and an option's time is its rerun plus what that forward took beyond the block's
-plain run (its profiled recompute time, a forward with nothing observed).  The results
-live in ``Profile.policy_costs`` and are reused.  With ``calibrate`` the time
-is replaced by measured step growth, like every other option's.
+be numbered and shown to the policy.  So each block's forward is timed in both steps, and
+an option's time is its rerun plus what its region's forward took beyond the block's plain
+forward of the same round, median over the rounds.  The plain forward is the reference,
+not the profile's rerun: a forward that keeps tensors pays for allocating them, as the
+plain forward keeping them for backward does (PaddleFormers' Llama at hidden 512 on CPU: a
+region keeping everything took ~150 ms more than the block's rerun, which keeps nothing,
+and was priced so, while keeping without a region was priced at 0).  The results live in
+``Profile.policy_costs`` and are reused.  With ``calibrate`` the time is replaced by
+measured step growth, like every other option's.
 
 Built in: ``policy:selective`` (``save_matmuls_except_scores_and_masks``, the
 ``"selective"`` preset) and ``policy:masks``
@@ -36,9 +38,10 @@ from .options import recompute_forward, register_option
 from .policy_frame import measured_regions
 from .profile import sync
 
-__all__ = ["register_policy_option", "measure_policies", "measure_regions", "costs_of", "POLICY_KINDS"]
+__all__ = ["register_policy_option", "measure_policies", "measure_options", "POLICY_KINDS", "ROUNDS"]
 
 POLICY_KINDS: dict[str, Callable] = {}
+ROUNDS = 3  # interleaved rounds measuring the region options
 
 
 def register_policy_option(kind: str, policy: Callable) -> None:
@@ -80,46 +83,107 @@ def measure_policies(call, table: dict, roots: tuple, prof, kinds) -> None:
     """Fill ``prof.policy_costs`` for the policy kinds among ``kinds`` not measured yet."""
     todo = [k for k in kinds if k in POLICY_KINDS
             and any(k not in prof.policy_costs.get(b, {}) for b in prof.blocks)]
-    if not todo:
-        return
+    if todo:
+        wraps = {kind: {b: _wrap(POLICY_KINDS[kind]) for b in prof.blocks} for kind in todo}
+        measure_options(call, table, roots, prof, wraps)
+
+
+def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUNDS) -> None:
+    """Measure each option of ``options`` (label -> {block: wrap}) into
+    ``prof.policy_costs[block][label]`` as (bytes held, seconds): ``rounds`` interleaved
+    rounds, each a plain forward + backward (no region) and then, in rotating order, one per
+    option with its wraps on the blocks (and one with every block a ``recompute_all`` region,
+    the reference of ``_clock_scale``).  Seconds are, per round, the rerun plus what the
+    region's forward took beyond the block's plain forward in the same round, scaled to
+    the profile's clock (``_clock_scale``), median over the rounds (one step on a loaded
+    machine is noise, and a forward that keeps tensors pays for their allocation as the
+    plain one does: neither is the region's cost).  An
+    option whose run fails is left out with a warning naming it.  Nothing when the blocks
+    have no trainable parameters (no backward, so no rerun to measure)."""
     params = trainable_params(table)
-    if not params:  # nothing to backpropagate to, so no rerun to measure: offer no policy
+    if not params or not options:
         return
-    wrap = {kind: _wrap(POLICY_KINDS[kind]) for kind in todo}
-    for kind in todo:
-        measured = measure_regions(call, table, roots, params, {b: wrap[kind] for b in prof.blocks},
-                                   f"option {kind!r}")
-        for block, cost in costs_of(measured, prof).items():
-            prof.policy_costs.setdefault(block, {})[kind] = cost
-
-
-def costs_of(measured: dict, prof) -> dict:
-    """Per block, (bytes held, seconds) from :func:`measure_regions`' samples: the most held,
-    and the median rerun plus what the observed forward took beyond the block's plain run."""
-    out = {}
-    for block, samples in measured.items():
-        held = max(h for h, _, _ in samples)
-        rerun = statistics.median(r for _, r, _ in samples)
-        plain = prof.layers[block].recompute_s or 0.0  # the profile's unobserved rerun
-        forward = statistics.median(f for _, _, f in samples) - plain
-        out[block] = (held, rerun + max(forward, 0.0))
-    return out
-
-
-def measure_regions(call, table, roots, params, wraps: dict, what: str) -> dict:
-    """One forward + backward with ``wraps[block]`` on each block (policy regions):
-    block -> [(bytes held, rerun seconds, forward seconds)]; ``{}`` with a warning naming
-    ``what`` when the run fails (the option is left out)."""
+    samples: dict = {label: {} for label in options}
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        return _measure(call, table, roots, params, wraps)
-    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
-        warnings.warn(f"plan: {what} left out: running the blocks under its policy failed "
-                      f"({type(exc).__name__}: {exc})", stacklevel=4)
-        return {}
+        for r in range(rounds):
+            if not samples:  # every option failed
+                break
+            plain = _plain_forwards(call, table, roots, params, prof.blocks)
+            scale = _clock_scale(call, table, roots, params, prof)
+            labels = list(samples)
+            for label in labels[r % len(labels):] + labels[:r % len(labels)]:
+                measured = _measured(call, table, roots, params, options[label], label)
+                if measured is None:
+                    del samples[label]
+                    continue
+                for block, calls in measured.items():
+                    held, seconds = _round_cost(calls, plain.get(block))
+                    samples[label].setdefault(block, []).append((held, seconds * scale.get(block, 1.0)))
     finally:
         set_grad_enabled(grad)
+    for label, per_block in samples.items():
+        for block, rounds_ in per_block.items():
+            cost = (max(h for h, _ in rounds_), statistics.median(s for _, s in rounds_))
+            prof.policy_costs.setdefault(block, {})[label] = cost
+
+
+def _round_cost(calls: list, plain: float | None) -> tuple:
+    """(bytes held, seconds) of one round's calls of a block: [(held, rerun, forward)]."""
+    forward = sum(f for _, _, f in calls)
+    extra = forward - plain if plain is not None else 0.0
+    return max(h for h, _, _ in calls), sum(r for _, r, _ in calls) + max(extra, 0.0)
+
+
+def _clock_scale(call, table, roots, params, prof) -> dict:
+    """Block -> its profiled rerun over its rerun in a ``recompute_all`` region of this round.
+
+    A rerun in backward takes longer than the profile's (on PaddleFormers' Llama at hidden
+    512 on CPU about 1.5x: it allocates what it saves, where the profile's rerun discards
+    it, and the machine's load drifts between the profile and the rounds), and ``full`` and
+    ``sub`` are priced at the profile's; measured region options are scaled to that clock
+    by a region rerunning everything, timed in the same round."""
+    wraps = {b: _wrap(policies.recompute_all) for b in prof.blocks}
+    measured = _measured(call, table, roots, params, wraps, "policy:recompute_all (reference)") or {}
+    out = {}
+    for block, calls in measured.items():
+        rerun, profiled = sum(r for _, r, _ in calls), prof.layers[block].recompute_s
+        if rerun > 0 and profiled:
+            out[block] = profiled / rerun
+    return out
+
+
+def _measured(call, table, roots, params, wraps: dict, label: str) -> dict | None:
+    try:
+        return _measure(call, table, roots, params, wraps)
+    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
+        warnings.warn(f"plan: option {label!r} left out: running the blocks under its policy "
+                      f"failed ({type(exc).__name__}: {exc})", stacklevel=5)
+        return None
+
+
+def _plain_forwards(call, table, roots, params, blocks) -> dict:
+    """Block -> seconds its forwards took in one plain forward + backward (no region)."""
+    seconds: dict = {}
+
+    def timed(name):
+        def wrap(forward):
+            def run(*args, **kwargs):
+                sync()
+                start = time.perf_counter()
+                out = forward(*args, **kwargs)
+                sync()
+                seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+                return out
+
+            return run
+
+        return wrap
+
+    with Wrapped([(table[b], timed(b)) for b in blocks]):
+        step(call, roots, params)
+    return seconds
 
 
 def _measure(call, table, roots, params, wraps: dict) -> dict:
@@ -152,6 +216,7 @@ def _measure(call, table, roots, params, wraps: dict) -> dict:
     out: dict = {}
     for name, frame, seconds in owners:
         out.setdefault(name, []).append((frame.held_bytes(), frame.rerun_ns / 1e9, seconds))
+    finished.clear()  # each frame is in the list it holds: a cycle keeping its kept tensors
     return out
 
 

@@ -140,6 +140,8 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         (``pos_embed.0``); Paddle's names cannot hold a dot, so they go in as ``name__i``."""
         paths = self.__dict__.setdefault("_ms_param_paths", {})
         for i, param in enumerate(params):
+            if not isinstance(param, EagerParamBase):
+                continue  # a running statistic (a buffer here) stays with the cell that owns it
             key = f"{name}__{i}"
             self.add_parameter(key, param)
             paths[key] = param_name(param)

@@ -110,12 +110,34 @@ def _initial_value(default_input: Any) -> paddle.Tensor:
     )
 
 
+def _parameter_like(x: Any) -> bool:
+    """A parameter, or a running statistic that MindSpore keeps as a non-trainable Parameter
+    (BatchNorm's moving statistics: buffers here, which ``Cell.get_parameters()`` yields)."""
+    return isinstance(x, EagerParamBase) or getattr(x, "_ms_parameter", False)
+
+
 class ParameterTuple(tuple):
-    """``mindspore.ParameterTuple``: a tuple of parameters."""
+    """``mindspore.ParameterTuple``: a tuple of parameters (a Cell's persistable buffers count)."""
 
     def __new__(cls, iterable: Any = ()) -> ParameterTuple:
         items = tuple(iterable)
-        bad = [type(p).__name__ for p in items if not isinstance(p, EagerParamBase)]
+        bad = [type(p).__name__ for p in items if not _parameter_like(p)]
         if bad:
             raise TypeError(f"ParameterTuple input should be Parameter, but got {bad[0]}")
         return super().__new__(cls, items)
+
+    def clone(self, prefix: str, init: Any = "same") -> ParameterTuple:
+        """New Parameters named ``<prefix>.<name>``, holding copies (``init='same'``) or ``init``
+        (an initializer name such as ``'zeros'``, a number or a Tensor) in each one's shape and
+        dtype; buffers give non-trainable ones."""
+        from ._initializer import initializer
+
+        clones = []
+        for x in self:
+            same = isinstance(init, str) and init == "same"
+            value = x.detach().clone() if same else initializer(init, x.shape, x.dtype).astype(x.dtype)
+            name = getattr(x, "_ms_name", None) or x.name  # MindSpore's name, once a cell owns it
+            clone = Parameter(value, name=f"{prefix}.{name}",
+                              requires_grad=isinstance(x, EagerParamBase) and not x.stop_gradient)
+            clones.append(clone)
+        return ParameterTuple(clones)

@@ -145,10 +145,10 @@ def test_map_repeat_skip_take_and_sizes():
         (lambda: ds.MnistDataset("/nonexistent"), ValueError, "does not exist or is not a directory"),
         (lambda: ds.MnistDataset(str(DATA / "mnist"), usage="val"), ValueError, "usage"),
         (lambda: ds.GeneratorDataset([1], None), ValueError, "Neither columns_names nor schema"),
-        (lambda: ds.MnistDataset(str(DATA / "mnist"), num_shards=2), NotImplementedError, "num_shards"),
+        (lambda: ds.MnistDataset(str(DATA / "mnist"), num_shards=2), ValueError, "num_shards and shard_id"),
         (lambda: _rows().zip(_rows()), ms.MissingAPIError, "mindspore.dataset.Dataset.zip"),
         (lambda: ds.CocoDataset, ms.MissingAPIError, "mindspore.dataset.CocoDataset"),
-        (lambda: ds.vision.RandomRotation, ms.MissingAPIError, "mindspore.dataset.vision.RandomRotation"),
+        (lambda: ds.vision.Perspective, ms.MissingAPIError, "mindspore.dataset.vision.Perspective"),
         (lambda: ds.transforms.Fill, ms.MissingAPIError, "mindspore.dataset.transforms.Fill"),
         (
             lambda: ds.vision.Resize(8, ds.vision.Inter.AREA)(np.zeros((4, 4, 3), np.uint8)),

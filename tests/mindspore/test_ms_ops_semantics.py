@@ -253,6 +253,9 @@ CASES = {
                                                                (2, 4, 5, 5))),
     "LayerNorm": (ops.LayerNorm, (1, 1), lambda: (_t(X), _t(np.ones(X.shape[1:], np.float32)),
                                                 _t(np.zeros(X.shape[1:], np.float32)))),
+    # mindcv's training path
+    "KLDivLoss": (ops.KLDivLoss, ("sum",), lambda: (_t(X), _t(np.abs(Y)))),
+    "AllReduce": (ops.AllReduce, (), lambda: (_t(X),)),  # one process: the input itself
 }
 
 # outputs that do not depend differentiably on a tensor input: nothing for recompute to change

@@ -52,7 +52,7 @@ def test_a_scope_in_another_thread_neither_sees_nor_clears_this_threads_recipes(
 
     def pause_a():
         a_inside.set()
-        b_done.wait(10)
+        b_done.wait(120)
 
     net_a = Marked(pause_a)
     results = {}
@@ -61,7 +61,7 @@ def test_a_scope_in_another_thread_neither_sees_nor_clears_this_threads_recipes(
         results["a"] = _grads(net_a)
 
     def thread_b():
-        a_inside.wait(10)
+        a_inside.wait(120)
         seen_by_b.append((_recipes.tracking(), len(_recipes._LOCAL.entries)))
         results["b"] = _grads(Marked())  # opens and closes its own scope while A's is open
         b_done.set()

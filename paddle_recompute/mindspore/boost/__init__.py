@@ -1,12 +1,9 @@
-"""``mindspore.boost``: not provided; ``GradientAccumulation`` (imported by model-zoo code at load
-time) raises ``MissingAPIError`` when constructed, any other name on access."""
+"""``mindspore.boost``: ``GradientAccumulation`` (and ``grad_accumulation``'s graph functions);
+any other name raises ``MissingAPIError``."""
 
-from .._cell import Cell as _Cell
 from .._validate import missing as _missing
-from .._validate import unprovided as _unprovided
 from . import grad_accumulation
-
-GradientAccumulation = _unprovided("mindspore.boost", "GradientAccumulation", _Cell)
+from .grad_accumulation import GradientAccumulation
 
 __all__ = ["GradientAccumulation", "grad_accumulation"]
 

@@ -1,17 +1,28 @@
 """``mindspore.dataset``: data pipelines on numpy and Pillow (see compat/README.md for the coverage).
 
 Sources: ``GeneratorDataset``, ``NumpySlicesDataset``, ``MnistDataset``, ``Cifar10Dataset``,
-``ImageFolderDataset``; operations: ``map``, ``batch``, ``shuffle``, ``repeat``, ``project``,
-``rename``, ``skip``, ``take``, ``create_tuple_iterator``, ``create_dict_iterator``; transforms in
-``dataset.vision`` and ``dataset.transforms``; ``dataset.config.set_seed``.
+``Cifar100Dataset``, ``ImageFolderDataset``, with ``sampler=`` (``SequentialSampler``,
+``RandomSampler``, ``DistributedSampler``, ``SubsetSampler``, ``SubsetRandomSampler``, a list of
+indices, or any iterable of indices) or ``num_shards``/``shard_id``; operations: ``map``,
+``batch``, ``shuffle``, ``repeat``, ``project``, ``rename``, ``skip``, ``take``,
+``create_tuple_iterator``, ``create_dict_iterator``; transforms in ``dataset.vision`` and
+``dataset.transforms``; ``dataset.config.set_seed``.
 """
 
 from .._validate import missing as _missing
-from .._validate import unprovided as _unprovided
-from . import config, transforms, vision
-from ._files import Cifar10Dataset, ImageFolderDataset, MnistDataset
+from . import config, samplers, transforms, vision
+from ._files import Cifar10Dataset, Cifar100Dataset, ImageFolderDataset, MnistDataset
 from ._pipeline import Dataset
 from ._sources import GeneratorDataset, NumpySlicesDataset
+from .samplers import (
+    DistributedSampler,
+    IterSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    SubsetSampler,
+)
 
 __all__ = [
     "Dataset",
@@ -19,16 +30,20 @@ __all__ = [
     "NumpySlicesDataset",
     "MnistDataset",
     "Cifar10Dataset",
+    "Cifar100Dataset",
     "ImageFolderDataset",
     "config",
     "vision",
     "transforms",
+    "samplers",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "DistributedSampler",
+    "SubsetSampler",
+    "SubsetRandomSampler",
+    "IterSampler",
 ]
-
-# Imported by model-zoo code at load time; constructing one raises MissingAPIError naming it.
-_IMPORTED = ("Cifar100Dataset", "DistributedSampler")
-globals().update({name: _unprovided("mindspore.dataset", name) for name in _IMPORTED})
-__all__ += list(_IMPORTED)
 
 
 def __getattr__(name: str):

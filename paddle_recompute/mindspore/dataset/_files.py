@@ -1,4 +1,5 @@
-"""``MnistDataset``, ``Cifar10Dataset`` and ``ImageFolderDataset``: the standard on-disk formats.
+"""``MnistDataset``, ``Cifar10Dataset``, ``Cifar100Dataset`` and ``ImageFolderDataset``: the
+standard on-disk formats.
 
 MNIST: the idx files (``train-images-idx3-ubyte``, ``t10k-labels-idx1-ubyte``, ...); image
 uint8 ``(28, 28, 1)``, label uint32. CIFAR-10: the binary version (``data_batch_*.bin``,
@@ -18,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from ._pipeline import Dataset
-from ._source import MappableSource, check_source_args
+from ._source import MappableSource, source_sampler
+from .samplers import Sampler
 
-__all__ = ["MnistDataset", "Cifar10Dataset", "ImageFolderDataset"]
+__all__ = ["MnistDataset", "Cifar10Dataset", "Cifar100Dataset", "ImageFolderDataset"]
 
 
 def _folder(dataset_dir: Any) -> str:
@@ -50,8 +52,8 @@ def _idx(path: str, magic: int) -> np.ndarray:
 
 
 class _Arrays(MappableSource):
-    def __init__(self, images: np.ndarray, labels: np.ndarray, num_samples: Any, shuffle: Any):
-        super().__init__(["image", "label"], num_samples, shuffle)
+    def __init__(self, images: np.ndarray, labels: np.ndarray, sampler: Sampler):
+        super().__init__(["image", "label"], sampler)
         self._images, self._labels = images, labels
 
     def _count(self) -> int:
@@ -74,7 +76,7 @@ def MnistDataset(
 ) -> Dataset:
     """``mindspore.dataset.MnistDataset`` (shuffled unless ``shuffle=False``)."""
     root = _folder(dataset_dir)
-    check_source_args(
+    sampler = source_sampler(
         "MnistDataset",
         num_samples,
         shuffle,
@@ -92,7 +94,7 @@ def MnistDataset(
         labels.append(_idx(f"{prefix}-labels-idx1-ubyte", 2049))
     if not labels:
         raise RuntimeError(f"MnistDataset: no MNIST files for usage {usage!r} in {root}.")
-    return Dataset(_Arrays(np.concatenate(images), np.concatenate(labels), num_samples, shuffle))
+    return Dataset(_Arrays(np.concatenate(images), np.concatenate(labels), sampler))
 
 
 def _cifar_records(path: str) -> np.ndarray:
@@ -118,7 +120,7 @@ def Cifar10Dataset(
 ) -> Dataset:
     """``mindspore.dataset.Cifar10Dataset`` (binary version; shuffled unless ``shuffle=False``)."""
     root = _folder(dataset_dir)
-    check_source_args(
+    sampler = source_sampler(
         "Cifar10Dataset",
         num_samples,
         shuffle,
@@ -137,12 +139,54 @@ def Cifar10Dataset(
         raise RuntimeError(f"Cifar10Dataset: no CIFAR-10 binary files for usage {usage!r} in {root}.")
     records = np.concatenate([_cifar_records(os.path.join(root, f)) for f in chosen])
     images = records[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
-    return Dataset(_Arrays(images, records[:, 0], num_samples, shuffle))
+    return Dataset(_Arrays(images, records[:, 0], sampler))
+
+
+class _Cifar100(MappableSource):
+    def __init__(self, records: np.ndarray, sampler: Sampler):
+        super().__init__(["image", "coarse_label", "fine_label"], sampler)
+        self._records = records
+
+    def _count(self) -> int:
+        return len(self._records)
+
+    def _row(self, index: int) -> tuple:
+        record = self._records[index]
+        image = record[2:].reshape(3, 32, 32).transpose(1, 2, 0).copy()
+        return image, np.array(record[0], np.uint32), np.array(record[1], np.uint32)
+
+
+def Cifar100Dataset(
+    dataset_dir: str,
+    usage: str | None = None,
+    num_samples: int | None = None,
+    num_parallel_workers: int | None = None,
+    shuffle: bool | None = None,
+    sampler: Any = None,
+    num_shards: int | None = None,
+    shard_id: int | None = None,
+    cache: Any = None,
+) -> Dataset:
+    """``mindspore.dataset.Cifar100Dataset`` (binary version: ``train.bin``, ``test.bin``, records of
+    a coarse and a fine label byte and 3072 CHW pixels); columns ``image`` (uint8 HWC),
+    ``coarse_label`` and ``fine_label`` (uint32); shuffled unless ``shuffle=False``."""
+    root = _folder(dataset_dir)
+    sampler = source_sampler("Cifar100Dataset", num_samples, shuffle, sampler=sampler, num_shards=num_shards,
+                             shard_id=shard_id, cache=cache)
+    usages = _usages(usage, "Cifar100Dataset")
+    chosen = [f"{u}.bin" for u in usages if os.path.exists(os.path.join(root, f"{u}.bin"))]
+    if not chosen:
+        raise RuntimeError(f"Cifar100Dataset: no CIFAR-100 binary files for usage {usage!r} in {root}.")
+    records = [np.fromfile(os.path.join(root, f), np.uint8) for f in chosen]
+    if any(r.size % 3074 for r in records):
+        raise RuntimeError(f"Invalid cifar100 file in {root}: its size is not a multiple of 3074 bytes (make "
+                           f"sure it is the CIFAR-100 binary version).")
+    return Dataset(_Cifar100(np.concatenate([r.reshape(-1, 3074) for r in records]), sampler))
 
 
 class _Folder(MappableSource):
-    def __init__(self, files: list[tuple[str, int]], decode: bool, num_samples: Any, shuffle: Any):
-        super().__init__(["image", "label"], num_samples, shuffle)
+    def __init__(self, files: list[tuple[str, int]], decode: bool, sampler: Sampler):
+        super().__init__(["image", "label"], sampler)
         self._files, self._decode = files, decode
 
     def _count(self) -> int:
@@ -187,7 +231,7 @@ def ImageFolderDataset(
     ``class_indexing``), read in the order of their names, files sorted by name in each
     (shuffled unless ``shuffle=False``)."""
     root = _folder(dataset_dir)
-    check_source_args(
+    sampler = source_sampler(
         "ImageFolderDataset",
         num_samples,
         shuffle,
@@ -204,4 +248,4 @@ def ImageFolderDataset(
         for file in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
             if suffixes is None or os.path.splitext(file)[1] in suffixes:
                 files.append((os.path.join(folder, file), label))
-    return Dataset(_Folder(files, decode, num_samples, shuffle))
+    return Dataset(_Folder(files, decode, sampler))

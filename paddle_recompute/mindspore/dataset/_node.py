@@ -10,11 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
-from .config import generator
-
-__all__ = ["Node", "names", "check_count", "shuffled", "INT32_MAX"]
+__all__ = ["Node", "names", "check_count", "INT32_MAX"]
 
 INT32_MAX = 2147483647
 
@@ -38,11 +34,6 @@ def check_count(value: Any, what: str, low: int) -> int:
     if not low <= value <= INT32_MAX:
         raise ValueError(f"Input {what} is not within the required interval of [{low}, {INT32_MAX}].")
     return value
-
-
-def shuffled(count: int) -> np.ndarray:
-    """A permutation of ``range(count)`` from the pipeline's generator."""
-    return generator().permutation(count)
 
 
 class Node:

@@ -1,4 +1,4 @@
-"""The base of source datasets: rows by index, MindSpore's sampling (``shuffle``, ``num_samples``)."""
+"""The base of source datasets: rows by index, in the order of a sampler (``samplers.py``)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._validate import not_provided
-from ._node import Node, check_count, shuffled
+from ._node import Node, check_count
+from .samplers import Sampler, select_sampler
 
-__all__ = ["MappableSource", "check_source_args"]
+__all__ = ["MappableSource", "source_sampler"]
 
 
-def check_source_args(api: str, num_samples: Any, shuffle: Any, **unsupported: Any) -> None:
-    """Validate the sampling arguments; raise for the ones this layer does not provide."""
+def source_sampler(api: str, num_samples: Any, shuffle: Any, sampler: Any = None, num_shards: Any = None,
+                   shard_id: Any = None, **unsupported: Any) -> Sampler:
+    """Validate a source's sampling arguments and return the sampler they mean; raise for the
+    arguments this layer does not provide."""
     if num_samples is not None:
         check_count(num_samples, "num_samples", 0)
     if shuffle is not None and not isinstance(shuffle, bool):
@@ -22,18 +25,17 @@ def check_source_args(api: str, num_samples: Any, shuffle: Any, **unsupported: A
         )
     for key, value in unsupported.items():
         if value is not None:
-            raise not_provided(
-                f"mindspore.dataset.{api}({key}=...)", "samplers and sharding are not provided"
-            )
+            raise not_provided(f"mindspore.dataset.{api}({key}=...)")
+    return select_sampler(num_samples, sampler, shuffle, num_shards, shard_id)
 
 
 class MappableSource(Node):
-    """A source read by index. ``shuffle=None`` shuffles, as MindSpore's sources do."""
+    """A source read by index, in its sampler's order (random without ``shuffle=False``, as
+    MindSpore's sources are)."""
 
-    def __init__(self, columns: list[str], num_samples: int | None, shuffle: bool | None):
+    def __init__(self, columns: list[str], sampler: Sampler):
         super().__init__((), columns)
-        self._limit = num_samples or None  # MindSpore: 0 means all
-        self._shuffle = True if shuffle is None else shuffle
+        self._sampler = sampler
 
     def _count(self) -> int:
         raise NotImplementedError
@@ -42,12 +44,8 @@ class MappableSource(Node):
         raise NotImplementedError
 
     def _size(self) -> int:
-        n = self._count()
-        return n if self._limit is None else min(n, self._limit)
+        return self._sampler.size(self._count())
 
     def _epoch(self) -> Iterator[tuple]:
-        order = shuffled(self._count()) if self._shuffle else range(self._count())
-        for position, index in enumerate(order):
-            if position >= self._size():
-                return
+        for index in self._sampler.indices(self._count()):
             yield self._row(int(index))

@@ -10,7 +10,8 @@ import numpy as np
 from ._columns import as_array, as_row
 from ._node import Node, names
 from ._pipeline import Dataset
-from ._source import MappableSource, check_source_args
+from ._source import MappableSource, source_sampler
+from .samplers import Sampler
 
 __all__ = ["GeneratorDataset", "NumpySlicesDataset"]
 
@@ -26,8 +27,8 @@ def _column_names(column_names: Any, schema: Any) -> list[str]:
 
 
 class _RandomAccess(MappableSource):
-    def __init__(self, source: Any, columns: list[str], num_samples: int | None, shuffle: bool | None):
-        super().__init__(columns, num_samples, shuffle)
+    def __init__(self, source: Any, columns: list[str], sampler: Sampler):
+        super().__init__(columns, sampler)
         self._source = source
 
     def _count(self) -> int:
@@ -76,7 +77,7 @@ def GeneratorDataset(
     Python ``int`` values become int64 and ``float`` float64, as in MindSpore.
     """
     columns = _column_names(column_names, schema)
-    check_source_args(
+    chosen = source_sampler(
         "GeneratorDataset",
         num_samples,
         shuffle,
@@ -88,7 +89,12 @@ def GeneratorDataset(
         collate_fn=collate_fn,
     )
     if hasattr(source, "__getitem__") and hasattr(source, "__len__"):
-        return Dataset(_RandomAccess(source, columns, num_samples, shuffle))
+        return Dataset(_RandomAccess(source, columns, chosen))
+    if any(v is not None for v in (sampler, num_shards, shard_id)):
+        from .._validate import not_provided
+
+        raise not_provided("mindspore.dataset.GeneratorDataset(sampler=/num_shards=) on an iterable source",
+                           "give the source __getitem__ and __len__")
     if not callable(source) and not hasattr(source, "__iter__"):
         raise TypeError(
             "Input `source` function of GeneratorDataset should be callable, iterable or random "
@@ -99,10 +105,8 @@ def GeneratorDataset(
 
 
 class _Slices(MappableSource):
-    def __init__(
-        self, columns: list[str], arrays: list[np.ndarray], num_samples: int | None, shuffle: bool | None
-    ):
-        super().__init__(columns, num_samples, shuffle)
+    def __init__(self, columns: list[str], arrays: list[np.ndarray], sampler: Sampler):
+        super().__init__(columns, sampler)
         self._arrays = arrays
 
     def _count(self) -> int:
@@ -124,7 +128,7 @@ def NumpySlicesDataset(
 ) -> Dataset:
     """``mindspore.dataset.NumpySlicesDataset``: rows sliced along the first axis of ``data`` (a
     list: one column; a tuple: a column per item; a dict: a column per key)."""
-    check_source_args(
+    sampler = source_sampler(
         "NumpySlicesDataset", num_samples, shuffle, sampler=sampler, num_shards=num_shards, shard_id=shard_id
     )
     if isinstance(data, dict):
@@ -146,4 +150,4 @@ def NumpySlicesDataset(
             f"NumpySlicesDataset: every column needs the same first dimension and a name, but got "
             f"lengths {sorted(lengths)} for names {columns}."
         )
-    return Dataset(_Slices(columns, arrays, num_samples, shuffle))
+    return Dataset(_Slices(columns, arrays, sampler))

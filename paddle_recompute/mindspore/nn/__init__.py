@@ -2,7 +2,16 @@
 
 from .._cell import Cell
 from .._validate import missing as _missing
-from .._validate import unprovided as _unprovided
+from ..train.metrics import (
+    Accuracy,
+    Loss,
+    Metric,
+    Precision,
+    Recall,
+    Top1CategoricalAccuracy,
+    Top5CategoricalAccuracy,
+    TopKCategoricalAccuracy,
+)
 from . import cell, optim
 from ._activation import GELU, HSigmoid, HSwish, LayerNorm, LogSoftmax, ReLU6, Sigmoid, SiLU, Softmax, Tanh
 from ._basic import Dense, Dropout, Flatten, Identity, OneHot, ReLU
@@ -22,15 +31,13 @@ from ._learning_rate import (
     polynomial_decay_lr,
     warmup_lr,
 )
-from ._loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
+from ._loss import CrossEntropyLoss, KLDivLoss, L1Loss, LossBase, MSELoss, SoftmaxCrossEntropyWithLogits
+from ._loss_scale import DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell, TrainOneStepWithLossScaleCell
 from ._norm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, SyncBatchNorm
 from ._padding import ConstantPad2d, Pad, ZeroPad2d
 from ._unfold import Unfold
-from ._wrap import TrainOneStepCell, WithLossCell
-from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
-
-# imported by model-zoo code at load time; constructing it raises MissingAPIError
-TrainOneStepWithLossScaleCell = _unprovided("mindspore.nn", "TrainOneStepWithLossScaleCell", Cell)
+from ._wrap import TrainOneStepCell, WithEvalCell, WithLossCell
+from .optim import SGD, Adagrad, Adam, AdamWeightDecay, Lamb, Momentum, Optimizer, RMSProp
 
 __all__ = [
     "Cell", "Dense", "Dropout", "Flatten", "Identity", "OneHot", "ReLU", "GELU", "SiLU", "Sigmoid", "Tanh",
@@ -43,7 +50,11 @@ __all__ = [
     "SGD", "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "TrainOneStepCell", "cell",
     "TrainOneStepWithLossScaleCell", "LearningRateSchedule", "CosineDecayLR", "WarmUpLR", "cosine_decay_lr",
     "exponential_decay_lr", "inverse_decay_lr", "natural_exp_decay_lr", "piecewise_constant_lr",
-    "polynomial_decay_lr", "warmup_lr", "Unfold",
+    "polynomial_decay_lr", "warmup_lr", "Unfold", "KLDivLoss", "WithEvalCell", "Adagrad", "RMSProp", "Lamb",
+    "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
+    # the metrics MindSpore also exposes in mindspore.nn (the same classes as mindspore.train's)
+    "Metric", "Accuracy", "Loss", "Precision", "Recall", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
+    "Top5CategoricalAccuracy",
 ]
 
 

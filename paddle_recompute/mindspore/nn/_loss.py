@@ -1,4 +1,4 @@
-"""Loss cells: LossBase, MSELoss, L1Loss, CrossEntropyLoss, SoftmaxCrossEntropyWithLogits."""
+"""Loss cells: LossBase, MSELoss, L1Loss, CrossEntropyLoss, SoftmaxCrossEntropyWithLogits, KLDivLoss."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import paddle
 import paddle.nn.functional as F
 
 from .._cell import Cell
+from ..ops._loss import check_kl_reduction, kl_div
 
-__all__ = ["LossBase", "MSELoss", "L1Loss", "CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits"]
+__all__ = ["LossBase", "MSELoss", "L1Loss", "CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits",
+           "KLDivLoss"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -138,3 +140,15 @@ class SoftmaxCrossEntropyWithLogits(Cell):
             labels = paddle.unsqueeze(labels.astype("int64"), -1)
         loss = F.cross_entropy(logits, labels, soft_label=not self.sparse, reduction=self.reduction)
         return paddle.squeeze(loss, -1) if self.reduction == "none" and loss.ndim > 1 else loss
+
+
+class KLDivLoss(Cell):
+    """``nn.KLDivLoss(reduction='mean')(logits, labels)``: ``ops.kl_div`` (``logits`` are
+    log-probabilities; ``none``, ``mean``, ``batchmean`` or ``sum``)."""
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = check_kl_reduction(reduction)
+
+    def construct(self, logits: paddle.Tensor, labels: paddle.Tensor) -> paddle.Tensor:
+        return kl_div(logits, labels, self.reduction)

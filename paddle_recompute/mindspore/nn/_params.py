@@ -36,3 +36,6 @@ def default_bias_init(fan_in: int) -> Uniform:
 def register_moving(layer: paddle.nn.Layer, name: str, init: Any, shape: list[int], dtype: Any) -> None:
     """A running statistic: a persistable buffer (MindSpore: a Parameter with requires_grad=False)."""
     layer.register_buffer(name, initializer(init, shape, dtype), persistable=True)
+    buffer = layer._buffers[name]
+    buffer._ms_parameter = True  # a ParameterTuple takes it (mindspore._tensor)
+    buffer._ms_name = name  # MindSpore's name until a parent cell prefixes it (_cell_names.adopt)

@@ -7,10 +7,10 @@ from typing import Any
 import paddle
 
 from .._cell import Cell
-from .._grad import differentiate
+from .._grad import GradOperation, differentiate
 from .._surface.data import param_name
 
-__all__ = ["WithLossCell", "TrainOneStepCell"]
+__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell"]
 
 
 class WithLossCell(Cell):
@@ -32,6 +32,25 @@ class WithLossCell(Cell):
         return self._loss_fn(self._backbone(data), label)
 
 
+class WithEvalCell(Cell):
+    """``nn.WithEvalCell(network, loss_fn, add_cast_fp32=False)``: ``(loss, outputs, label)`` with
+    ``outputs = network(data)`` (with ``add_cast_fp32``, outputs and a float label cast to
+    float32); parameter names get the prefix ``_network.``, as in MindSpore."""
+
+    def __init__(self, network: paddle.nn.Layer, loss_fn: paddle.nn.Layer, add_cast_fp32: bool = False):
+        super().__init__(auto_prefix=True)
+        self._network = network
+        self._loss_fn = loss_fn
+        self.add_cast_fp32 = add_cast_fp32
+
+    def construct(self, data: paddle.Tensor, label: paddle.Tensor) -> tuple:
+        outputs = self._network(data)
+        if self.add_cast_fp32:
+            label = label.astype("float32") if label.is_floating_point() else label
+            outputs = outputs.astype("float32")
+        return self._loss_fn(outputs, label), outputs, label
+
+
 class TrainOneStepCell(Cell):
     """``nn.TrainOneStepCell(network, optimizer, sens=None, return_grad=False)``.
 
@@ -49,6 +68,12 @@ class TrainOneStepCell(Cell):
         self.weights = optimizer.parameters
         self.sens = 1.0 if sens is None else float(sens)
         self.return_grad = return_grad
+        self.grad = GradOperation(get_by_list=True, sens_param=True)  # what subclasses call, as in MindSpore
+
+    @staticmethod
+    def grad_reducer(grads: Any) -> Any:
+        """The gradients unchanged: one device, no reduction (MindSpore's ``Identity`` reducer)."""
+        return grads
 
     def construct(self, *inputs: Any) -> Any:
         losses = []

@@ -8,9 +8,11 @@ from .._grad import GradOperation, grad, value_and_grad
 from .._primitive import Primitive
 from .._validate import missing as _missing
 from . import functional, operations
+from ._amp import AllReduce
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
 from ._communication import ReduceOp
 from ._graph import HyperMap, Map, MultitypeFuncGraph, constexpr
+from ._loss import KLDivLoss
 from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
 from ._more_primitives import (
     Identity,
@@ -45,7 +47,7 @@ __all__ = [
     "LpNorm",
     "OneHot",
     "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",
-    "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike",
+    "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike", "KLDivLoss", "AllReduce",
     *functional.__all__,
 ]
 

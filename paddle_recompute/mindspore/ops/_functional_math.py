@@ -14,7 +14,7 @@ import paddle
 import paddle.nn.functional as F
 
 from .._surface.reduce import var as _var
-from ._operands import axis_list
+from ._operands import axis_list, reduction, unary
 
 __all__ = ["max", "min", "amax", "amin", "prod", "std", "var", "argmax", "gelu", "silu", "sigmoid",
            "tanh", "sqrt", "exp", "log", "pow"]
@@ -36,12 +36,8 @@ def min(input: paddle.Tensor, axis: Any = None, keepdims: bool = False) -> tuple
     return _extreme(paddle.min, paddle.argmin, input, axis, keepdims)
 
 
-def amax(input: paddle.Tensor, axis: Any = None, keepdims: bool = False) -> paddle.Tensor:  # noqa: A002
-    return paddle.amax(input, axis=axis_list(axis), keepdim=keepdims)
-
-
-def amin(input: paddle.Tensor, axis: Any = None, keepdims: bool = False) -> paddle.Tensor:  # noqa: A002
-    return paddle.amin(input, axis=axis_list(axis), keepdim=keepdims)
+amax = reduction("amax", paddle.amax)
+amin = reduction("amin", paddle.amin)
 
 
 def prod(input: paddle.Tensor, axis: Any = None, keep_dims: bool = False,  # noqa: A002
@@ -70,28 +66,12 @@ def gelu(input: paddle.Tensor, approximate: str = "none") -> paddle.Tensor:  # n
     return F.gelu(input, approximate=approximate == "tanh")
 
 
-def silu(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return F.silu(input)
-
-
-def sigmoid(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return F.sigmoid(input)
-
-
-def tanh(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.tanh(input)
-
-
-def sqrt(x: paddle.Tensor) -> paddle.Tensor:
-    return paddle.sqrt(x)
-
-
-def exp(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.exp(input)
-
-
-def log(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.log(input)
+silu = unary("silu", F.silu)
+sigmoid = unary("sigmoid", F.sigmoid)
+tanh = unary("tanh", paddle.tanh)
+sqrt = unary("sqrt", paddle.sqrt, "x")
+exp = unary("exp", paddle.exp)
+log = unary("log", paddle.log)
 
 
 def pow(input: Any, exponent: Any) -> paddle.Tensor:  # noqa: A001,A002

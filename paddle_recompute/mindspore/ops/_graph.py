@@ -37,6 +37,7 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "Tensor": lambda v: isinstance(v, paddle.Tensor),
     "Number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "Int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "Int64": lambda v: isinstance(v, int) and not isinstance(v, bool),  # a Python int, as MindSpore types it
     "Float": lambda v: isinstance(v, float),
     "Bool": lambda v: isinstance(v, bool),
     "String": lambda v: isinstance(v, str),

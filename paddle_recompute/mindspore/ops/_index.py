@@ -14,7 +14,7 @@ import paddle
 
 from .._dtype import float32, to_paddle_dtype
 from .._validate import not_provided
-from ._operands import axis_list, tensor_operands
+from ._operands import axis_list, tensor_operands, unary
 
 __all__ = [
     "gather_elements",
@@ -136,28 +136,12 @@ def div(input: Any, other: Any, rounding_mode: str | None = None) -> paddle.Tens
     return out.astype(x.dtype)
 
 
-def cos(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.cos(input)
-
-
-def sin(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.sin(input)
-
-
-def square(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.square(input)
-
-
-def sign(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.sign(input)
-
-
-def abs(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.abs(input)
-
-
-def reciprocal(input: paddle.Tensor) -> paddle.Tensor:  # noqa: A002
-    return paddle.reciprocal(input)
+cos = unary("cos", paddle.cos)
+sin = unary("sin", paddle.sin)
+square = unary("square", paddle.square)
+sign = unary("sign", paddle.sign)
+abs = unary("abs", paddle.abs)  # noqa: A001  (MindSpore's name)
+reciprocal = unary("reciprocal", paddle.reciprocal)
 
 
 def clip_by_value(x: paddle.Tensor, clip_value_min: Any = None, clip_value_max: Any = None) -> paddle.Tensor:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import paddle
 
-__all__ = ["tensor_operands", "int_tuple", "axis_list"]
+__all__ = ["tensor_operands", "int_tuple", "axis_list", "unary", "reduction"]
 
 
 def tensor_operands(op: str, x: Any, y: Any) -> tuple[paddle.Tensor, paddle.Tensor]:
@@ -42,3 +43,37 @@ def axis_list(axis: Any) -> list[int] | None:
     if isinstance(axis, int):
         return [axis]
     return list(axis)
+
+
+def _named(name: str, op: Callable, signature: inspect.Signature, doc: str) -> Callable:
+    op.__name__ = op.__qualname__ = name
+    op.__signature__ = signature  # keyword calls and errors name MindSpore's argument
+    op.__doc__ = doc
+    return op
+
+
+def unary(name: str, fn: Callable[[paddle.Tensor], paddle.Tensor], arg: str = "input") -> Callable:
+    """``ops.<name>(<arg>)``: Paddle's elementwise ``fn``, with MindSpore's argument name."""
+    def op(*args: Any, **kwargs: Any) -> paddle.Tensor:
+        if len(args) == 1 and not kwargs:  # the usual call, without binding
+            return fn(args[0])
+        return fn(*signature.bind(*args, **kwargs).args)
+
+    signature = inspect.Signature([inspect.Parameter(arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    return _named(name, op, signature, f"``ops.{name}({arg})``: elementwise, as Paddle's ``{fn.__name__}``.")
+
+
+def reduction(name: str, fn: Callable[..., paddle.Tensor]) -> Callable:
+    """``ops.<name>(input, axis=None, keepdims=False)``: Paddle's ``fn`` over MindSpore's axes."""
+    def op(*args: Any, **kwargs: Any) -> paddle.Tensor:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        x, axis, keepdims = bound.args
+        return fn(x, axis=axis_list(axis), keepdim=keepdims)
+
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    signature = inspect.Signature([inspect.Parameter("input", kind),
+                                   inspect.Parameter("axis", kind, default=None),
+                                   inspect.Parameter("keepdims", kind, default=False)])
+    return _named(name, op, signature, f"``ops.{name}(input, axis=None, keepdims=False)``: Paddle's "
+                                       f"``{fn.__name__}`` over ``axis`` (all when None or ``()``).")

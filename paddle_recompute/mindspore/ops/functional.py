@@ -1,6 +1,7 @@
 """``mindspore.ops.functional`` (often imported as ``F``): the functional forms."""
 
 from .._validate import missing as _missing
+from ._amp import mixed_precision_cast
 from ._functional import (
     dropout,
     expand_dims,
@@ -75,6 +76,7 @@ from ._index import (
     tensor_scatter_elements,
     unstack,
 )
+from ._loss import kl_div, log_softmax
 
 __all__ = [
     "dropout", "expand_dims", "matmul", "mean", "ones", "ones_like", "relu", "reshape", "softmax",
@@ -88,7 +90,7 @@ __all__ = [
     "clip_by_global_norm", "depend", "dtype", "partial", "rank", "shape", "tuple_to_array", "abs", "add",
     "clip_by_value", "cos", "div", "eye", "flatten", "gather_elements", "linspace", "mul", "reciprocal",
     "reduce_sum", "repeat_elements", "sign", "sin", "sort", "square", "sub", "tensor_scatter_elements",
-    "unstack",
+    "unstack", "kl_div", "log_softmax", "mixed_precision_cast",
 ]
 
 

@@ -1,10 +1,10 @@
-"""``mindspore.train``: ``Model``, callbacks, metrics and checkpoints (MindSpore's ``.ckpt`` and
-``.safetensors`` formats)."""
+"""``mindspore.train``: ``Model``, callbacks, metrics, loss-scale managers, checkpoints (MindSpore's
+``.ckpt`` and ``.safetensors`` formats) and ``SummaryRecord`` (scalars)."""
 
 from .._validate import missing as _missing
-from .._validate import unprovided as _unprovided
 from . import callback, metrics
 from .callback import Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, RunContext, TimeMonitor
+from .loss_scale_manager import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
 from .metrics import (
     Accuracy,
     Loss,
@@ -17,6 +17,7 @@ from .metrics import (
 )
 from .model import Model
 from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
+from .summary import SummaryRecord
 
 __all__ = [
     "Model",
@@ -39,12 +40,11 @@ __all__ = [
     "load_param_into_net",
     "callback",
     "metrics",
+    "LossScaleManager",
+    "FixedLossScaleManager",
+    "DynamicLossScaleManager",
+    "SummaryRecord",
 ]
-
-# Imported by model-zoo code at load time; constructing one raises MissingAPIError naming it.
-_IMPORTED = ("SummaryRecord", "DynamicLossScaleManager", "FixedLossScaleManager", "LossScaleManager")
-globals().update({name: _unprovided("mindspore.train", name) for name in _IMPORTED})
-__all__ += list(_IMPORTED)
 
 
 def __getattr__(name: str):

@@ -4,8 +4,8 @@ MindSpore's optimizers are Cells whose state is parameters: ``global_step`` (int
 ``(1,)``), ``learning_rate``, and per optimizer its own (``nn.Momentum``: ``momentum`` and
 ``moments.<param>``), listed after the network's parameters (recorded from MindSpore 2.10).
 The layer's optimizers keep that state as plain values; this module names it as MindSpore
-does. Optimizers other than ``Momentum`` contribute ``global_step`` and ``learning_rate`` only
-(compat/README.md).
+does: ``Optimizer.state()`` gives each optimizer's prefixes (``Adagrad``, ``RMSProp``, ``Lamb``
+too); the others contribute ``global_step`` and ``learning_rate`` only (compat/README.md).
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ def optimizer_entries(optimizer: Any, global_step: int) -> list[tuple[str, Any]]
         ("global_step", np.array([global_step], np.int32)),
         ("learning_rate", np.array(optimizer.learning_rate, np.float32)),
     ]
-    moments = getattr(optimizer, "moments", None)
-    if isinstance(moments, list) and hasattr(optimizer, "momentum"):
+    from ..nn.optim import Momentum
+
+    if isinstance(optimizer, Momentum):
         entries.append(("momentum", np.array(optimizer.momentum, np.float32)))
-        entries += [
-            (f"moments.{param_name(p)}", m) for p, m in zip(optimizer.parameters, moments, strict=True)
-        ]
+    for prefix, values in optimizer.state():
+        pairs = zip(optimizer.parameters, values, strict=True)
+        entries += [(f"{prefix}.{param_name(p)}", v) for p, v in pairs]
     return entries

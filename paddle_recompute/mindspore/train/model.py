@@ -7,6 +7,10 @@ loss_fn), optimizer)`` one batch at a time; callbacks see MindSpore's ``cb_param
 ``dataset_sink_mode=True`` is accepted and runs exactly as ``False`` (every step a Python step,
 callbacks per step, ``cb_params.dataset_sink_mode`` False), which is what MindSpore 2.10 does
 on CPU (recorded), with the same warning.
+``loss_scale_manager=``: with an update cell (``DynamicLossScaleManager``,
+``FixedLossScaleManager()``) the train network is ``nn.TrainOneStepWithLossScaleCell``, as
+MindSpore builds it on GPU and Ascend (its CPU build refuses these two); without one
+(``FixedLossScaleManager(drop_overflow_update=False)``) ``TrainOneStepCell`` seeded with the scale.
 Evaluation runs ``loss_fn(network(data), label)``: ``Loss`` receives the loss, every other
 metric the logits and the label, as MindSpore's evaluation network gives them.
 """
@@ -85,6 +89,7 @@ class Model:
     ):
         if not isinstance(network, paddle.nn.Layer):
             raise TypeError(f"For 'Model', the argument 'network' must be a Cell, but got {type(network)}.")
+        self._loss_scale_manager = kwargs.pop("loss_scale_manager", None)
         if amp_level != "O0" or boost_level != "O0" or kwargs:
             raise not_provided(
                 f"Model(amp_level={amp_level!r}, boost_level={boost_level!r}, {sorted(kwargs)})",
@@ -103,7 +108,15 @@ class Model:
         if self._optimizer is None:
             return self._network if self._loss_fn is None else WithLossCell(self._network, self._loss_fn)
         network = self._network if self._loss_fn is None else WithLossCell(self._network, self._loss_fn)
-        return TrainOneStepCell(network, self._optimizer)
+        manager = self._loss_scale_manager
+        if manager is None:
+            return TrainOneStepCell(network, self._optimizer)
+        update_cell = manager.get_update_cell()
+        if update_cell is None:  # FixedLossScaleManager(drop_overflow_update=False): seed only
+            return TrainOneStepCell(network, self._optimizer, sens=manager.get_loss_scale())
+        from ..nn import TrainOneStepWithLossScaleCell
+
+        return TrainOneStepWithLossScaleCell(network, self._optimizer, scale_sense=update_cell)
 
     @property
     def train_network(self) -> paddle.nn.Layer:

@@ -1,9 +1,9 @@
-"""``mindspore.dataset.transforms``: ``TypeCast``, ``OneHot`` and ``Compose``."""
+"""``mindspore.dataset.transforms``: ``TypeCast``, ``OneHot``, ``Compose`` and ``Duplicate``."""
 
 from ..._validate import missing as _missing
-from ._ops import Compose, OneHot, TypeCast
+from ._ops import Compose, Duplicate, OneHot, TypeCast
 
-__all__ = ["TypeCast", "OneHot", "Compose"]
+__all__ = ["TypeCast", "OneHot", "Compose", "Duplicate"]
 
 
 def __getattr__(name: str):

@@ -1,4 +1,4 @@
-"""``TypeCast``, ``OneHot`` (the label's dtype kept, as MindSpore) and ``Compose``."""
+"""``TypeCast``, ``OneHot`` (the label's dtype kept, as MindSpore), ``Compose`` and ``Duplicate``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._dtype import to_numpy_dtype
 
-__all__ = ["TypeCast", "OneHot", "Compose"]
+__all__ = ["TypeCast", "OneHot", "Compose", "Duplicate"]
 
 
 class TypeCast:
@@ -56,3 +56,11 @@ class Compose:
             result = transform(*data)
             data = result if isinstance(result, tuple) else (result,)
         return data if len(data) > 1 else data[0]
+
+
+class Duplicate:
+    """The input and a copy of it (two output columns)."""
+
+    def __call__(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        array = np.asarray(data)
+        return array, array.copy()

@@ -1,6 +1,19 @@
 """``mindspore.dataset.vision``: image transforms on numpy HWC arrays (and Pillow images)."""
 
 from ..._validate import missing as _missing
+from ._affine import RandomAffine, RandomRotation, RandomVerticalFlip
+from ._blur import GaussianBlur
+from ._enhance import (
+    AutoContrast,
+    Equalize,
+    Invert,
+    RandomColor,
+    RandomColorAdjust,
+    RandomPosterize,
+    RandomSharpness,
+    RandomSolarize,
+)
+from ._erase import RandomCropDecodeResize, RandomErasing
 from ._geometry import CenterCrop, RandomCrop, RandomHorizontalFlip, RandomResizedCrop, Resize
 from ._pixels import HWC2CHW, Decode, Normalize, Rescale, ToTensor
 from ._types import Border, Inter
@@ -18,6 +31,20 @@ __all__ = [
     "ToTensor",
     "Inter",
     "Border",
+    "RandomVerticalFlip",
+    "RandomRotation",
+    "RandomAffine",
+    "Invert",
+    "Equalize",
+    "AutoContrast",
+    "RandomPosterize",
+    "RandomSolarize",
+    "RandomColor",
+    "RandomSharpness",
+    "RandomColorAdjust",
+    "RandomErasing",
+    "RandomCropDecodeResize",
+    "GaussianBlur",
 ]
 
 

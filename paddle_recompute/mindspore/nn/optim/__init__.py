@@ -2,10 +2,12 @@
 
 from ..._validate import missing as _missing
 from . import optimizer
+from ._adaptive import Adagrad, Lamb, RMSProp
 from ._rules import SGD, Adam, AdamWeightDecay, Momentum
 from .optimizer import Optimizer
 
-__all__ = ["optimizer", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay"]
+__all__ = ["optimizer", "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "Adagrad", "RMSProp",
+           "Lamb"]
 
 
 def __getattr__(name: str):

@@ -34,6 +34,9 @@ class Momentum(Optimizer):
         self.momentum = float(momentum)
         self.moments = [paddle.zeros_like(p) for p in self.parameters]
 
+    def state(self) -> list[tuple[str, list[paddle.Tensor]]]:
+        return [("moments", self.moments)]
+
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         accum = self.moments[index] * self.momentum + grad
         self.moments[index] = accum

@@ -24,7 +24,7 @@ import paddle
 
 from ..._surface.data import param_name
 from ..._tensor import ParameterTuple
-from ..._validate import not_provided
+from ..._validate import missing, not_provided
 from .._learning_rate import LearningRateSchedule
 
 __all__ = ["Optimizer", "opt_init_args_register"]
@@ -148,6 +148,13 @@ class Optimizer:
         picks = [index[id(p)] for p in order]
         return [params[i] for i in picks], [rates[i] for i in picks], [decays[i] for i in picks]
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes the layer's optimizers lack: MindSpore's Cell-based internals
+        # that custom optimizers use (cls_name, assignadd, global_step_increase_tensor, ...).
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise missing("mindspore.nn.Optimizer", name)
+
     @property
     def target(self) -> str:
         """Where the update runs (MindSpore: host or device); here always where Paddle runs it."""
@@ -192,6 +199,11 @@ class Optimizer:
                 paddle.assign(self.updated(i, param, grad), output=param)
         self.global_step += 1
         return True
+
+    def state(self) -> list[tuple[str, list[paddle.Tensor]]]:
+        """The per-parameter state as ``(MindSpore's prefix, one tensor per parameter)`` pairs: a
+        checkpoint names them ``<prefix>.<parameter name>``."""
+        return []
 
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must define its update rule (updated)")

@@ -1,0 +1,120 @@
+"""What observing operators costs: a region that keeps everything against no recompute.
+
+A selective region (``recompute(..., policy=...)``, the planner's policy and operator-level
+options) sends every operator call of its forward through Python to number it and ask the
+policy (NOTE [ Selective recompute ]).  With ``policies.save_all`` nothing is recomputed,
+so what the step pays beyond no recompute is the observation alone.
+
+On PaddleFormers' Llama (the frontier benchmark's model: 4 layers, hidden 512, seq 256,
+batch 4, CPU) every decoder layer is a ``save_all`` region.  Two measures:
+
+  * the step (forward + loss + backward) against no recompute: rounds interleaved in pairs
+    (ABBA order), the median of the per-round ratios and the ratio of the medians;
+  * the accounting: operators observed per step (counted) times the cost of observing one
+    (a chain of small ``linear``/``scale``/``tanh`` calls in a ``save_all`` region against
+    the same chain unwrapped, medians), over no recompute's step.  It does not drift with
+    the machine's load as the step's ratio does.
+
+    python benchmarks/observation.py [--rounds 10] [--hidden 512 --seq 256 ...] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")  # before Paddle is imported
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package
+
+import frontier  # noqa: E402  (this directory: the Llama subject and its step)
+import paddle  # noqa: E402
+
+from paddle_recompute import policies, recompute  # noqa: E402
+from paddle_recompute._planner.policy_frame import measured_regions  # noqa: E402
+
+CHAIN = 100  # (linear, scale, tanh) triples in the per-operator measurement
+
+
+def observed_ops(subject: frontier.Subject) -> int:
+    """Operator calls the ``save_all`` regions observe in one forward (each region's records)."""
+    undo = frontier._policy(subject, policies.save_all)
+    try:
+        with measured_regions() as finished:
+            subject.loss(subject.tokens)
+    finally:
+        undo()
+    assert len(finished) == len(subject.blocks), len(finished)  # every layer was a region
+    return sum(len(frame.ops) for frame in finished)
+
+
+def per_op_seconds(rounds: int) -> float:
+    """Seconds observing one operator call costs (forward and backward of a save_all region)."""
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    w = paddle.create_parameter([8, 8], "float32")
+
+    def chain(h):
+        for _ in range(CHAIN):
+            h = paddle.tanh(paddle.nn.functional.linear(h, w) * 0.5)
+        return h
+
+    modes = {"plain": lambda: chain(x).sum().backward(),
+             "save_all": lambda: recompute(chain, x, use_reentrant=False,
+                                           policy=policies.save_all).sum().backward()}
+    times = {m: [] for m in modes}
+    for r in range(rounds + 3):
+        for m in (list(modes) if r % 2 else list(modes)[::-1]):
+            start = time.perf_counter()
+            modes[m]()
+            if r >= 3:
+                times[m].append(time.perf_counter() - start)
+    return (statistics.median(times["save_all"]) - statistics.median(times["plain"])) / (3 * CHAIN)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    for name, default in (("hidden", 512), ("seq", 256), ("blocks", 4), ("batch", 4)):
+        parser.add_argument(f"--{name}", type=int, default=default)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    paddle.set_device("cpu")
+    subject = frontier.Subject("llama", argparse.Namespace(
+        vocab=512, hidden=args.hidden, heads=8, kv_heads=4, blocks=args.blocks, seq=args.seq,
+        batch=args.batch, large_hidden=768, dropout=0.1))
+    modes = {"none": lambda: (lambda: None),
+             "save_all": functools.partial(frontier._policy, subject, policies.save_all)}
+    times: dict = {m: [] for m in modes}
+    for r in range(args.rounds + 1):  # round 0 warms up
+        for m in (list(modes) if r % 2 else list(modes)[::-1]):
+            undo = modes[m]()
+            seconds, _ = frontier._step(subject)
+            undo()
+            if r:
+                times[m].append(seconds)
+    paired = [s / n for n, s in zip(times["none"], times["save_all"], strict=True)]
+    none_s = statistics.median(times["none"])
+    ops, per_op = observed_ops(subject), per_op_seconds(max(args.rounds, 3))
+    result = {"rounds": args.rounds, "none_ms": 1e3 * none_s,
+              "save_all_ms": 1e3 * statistics.median(times["save_all"]),
+              "ratio_of_medians": statistics.median(times["save_all"]) / none_s,
+              "median_paired_ratio": statistics.median(paired), "paired_ratios": paired,
+              "observed_ops": ops, "per_op_us": 1e6 * per_op,
+              "accounted_ratio": 1 + ops * per_op / none_s}
+    print(f"none {result['none_ms']:.0f} ms, save_all {result['save_all_ms']:.0f} ms: "
+          f"ratio of medians {result['ratio_of_medians']:.4f}, median paired ratio "
+          f"{result['median_paired_ratio']:.4f} ({args.rounds} rounds)")
+    print(f"{ops} operators observed per step x {result['per_op_us']:.1f} us = "
+          f"{1e3 * ops * per_op:.1f} ms: {result['accounted_ratio']:.4f}x of no recompute's step")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
