@@ -52,7 +52,7 @@ def ordered(names):
         if family(name) not in seen:
             seen.add(family(name))
             first.append(name)
-    return first + [n for n in names if n not in first]
+    return first + sorted((n for n in names if n not in first), key=smallness)
 
 
 def own_size(name):
