@@ -65,11 +65,14 @@ def own_size(name):
 
 
 def pick_size(name, model, scales):
-    """The smallest size whose eval forward runs."""
+    """The smallest size whose eval and training forwards run (a training forward may run more:
+    inception_v3's auxiliary head needs its own 299 pixels)."""
     for size in dict.fromkeys((*SIZES, own_size(name))):
         try:
             zoo_case.reset(*model, scales)
             zoo_case.forward(model[0], size)
+            model[0].set_train(True)
+            model[0](ms.Tensor(zoo_case.images(size)))
             return size
         except Exception:  # noqa: BLE001 - the next size is tried; the last error is raised
             last = traceback.format_exc()

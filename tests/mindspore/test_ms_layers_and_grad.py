@@ -73,6 +73,26 @@ def test_cell_basics():
     assert ms.Tensor(np.ones(2)).dtype == ms.float64 and ms.Tensor(np.ones(2), ms.float16).dtype == ms.float16
 
 
+def test_init_parameters_data_maps_each_parameter_to_itself():
+    net = nn.SequentialCell([nn.Dense(3, 2), nn.BatchNorm1d(2)])
+    mapping = net.init_parameters_data()
+    params = list(net.get_parameters())
+    assert len(mapping) == len(params) == 6 and all(mapping[p] is p for p in params)
+
+
+def test_conv2d_subclass_calls_its_own_primitives_on_another_weight():
+    class Doubled(nn.Conv2d):  # mindcv's StdConv2d pattern: self.conv2d on a derived weight
+        def construct(self, x):
+            return self.bias_add(self.conv2d(x, self.weight * 2), self.bias)
+
+    ms.set_seed(0)
+    plain = nn.Conv2d(2, 3, 3, pad_mode="pad", padding=1, has_bias=True, bias_init="zeros")
+    doubled = Doubled(2, 3, 3, pad_mode="pad", padding=1, has_bias=True, bias_init="zeros")
+    doubled.weight.set_data(plain.weight * 1)
+    x = ms.Tensor(np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(np.float32))
+    np.testing.assert_array_equal(doubled(x).numpy(), 2 * plain(x).numpy())  # times 2: exact
+
+
 def test_batchnorm_statistics_update_once_per_step_under_recompute():
     def run(recompute):
         ms.set_seed(0)  # initialisers draw from numpy, as MindSpore's do

@@ -10,7 +10,8 @@ import paddle.nn.functional as F
 from .._cell import Cell
 from .._dtype import float32
 from .._validate import not_provided
-from ..ops._nn import conv_padding
+from ..ops._array import BiasAdd
+from ..ops._nn import Conv2D, conv_padding
 from ..ops._operands import int_tuple
 from ._params import default_bias_init, default_weight_init, make_parameter
 
@@ -52,10 +53,16 @@ class Conv2d(Cell):
             fan_in = (in_channels // group) * self.kernel_size[0] * self.kernel_size[1]
             b_init = default_bias_init(fan_in) if bias_init is None else bias_init
             self.bias = make_parameter(b_init, [out_channels], dtype, "conv2d.bias")
+        # MindSpore's own primitives: subclasses call them on their own weights (mindcv's StdConv2d)
+        self.conv2d = Conv2D(out_channels, self.kernel_size, pad_mode=pad_mode, pad=padding,
+                             stride=self.stride, dilation=self.dilation, group=group)
+        self.bias_add = BiasAdd()
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
-        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
-                        dilation=self.dilation, groups=self.group)
+        output = self.conv2d(x, self.weight)
+        if self.has_bias:
+            output = self.bias_add(output, self.bias)
+        return output
 
 
 class Conv3d(Cell):
