@@ -93,6 +93,19 @@ def test_conv2d_subclass_calls_its_own_primitives_on_another_weight():
     np.testing.assert_array_equal(doubled(x).numpy(), 2 * plain(x).numpy())  # times 2: exact
 
 
+def test_conv1d_is_mindspores_conv2d_over_one_row():
+    """MindSpore's Conv1d weight is (out, in / group, 1, k) (coat's ``aggregate`` in the recorded zoo);
+    a 3-D weight_init Tensor gains the axis."""
+    w = np.arange(24, dtype=np.float32).reshape(4, 3, 2) / 10
+    conv = nn.Conv1d(3, 4, 2, pad_mode="valid", weight_init=ms.Tensor(w))
+    assert list(conv.weight.shape) == [4, 3, 1, 2]
+    x = np.random.default_rng(0).standard_normal((1, 3, 5)).astype(np.float32)
+    expected = np.stack([np.einsum("oik,ik->o", w, x[0, :, i:i + 2]) for i in range(4)], axis=-1)
+    np.testing.assert_allclose(conv(ms.Tensor(x)).numpy()[0], expected, rtol=1e-5)  # float32 sums
+    with pytest.raises(ValueError, match="rank 3"):
+        nn.Conv1d(3, 4, 2, weight_init=ms.Tensor(w[None]))
+
+
 def test_batchnorm_statistics_update_once_per_step_under_recompute():
     def run(recompute):
         ms.set_seed(0)  # initialisers draw from numpy, as MindSpore's do
