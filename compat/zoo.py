@@ -208,6 +208,8 @@ def main(argv):
     if names:
         records = [r for r in records if r["model"] in names]
     previous = {r["model"]: r for r in json.loads(RESULTS.read_text())["rows"]} if RESULTS.exists() else {}
+    recorded = {p.stem for p in RECORDED.glob("*.json")}
+    previous = {m: r for m, r in previous.items() if m in recorded}  # a record withdrawn: its row goes
     for rec in records:
         start = time.time()
         row = check(rec)
