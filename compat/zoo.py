@@ -65,6 +65,21 @@ def compare_params(rec, net):
     return "parameter order differs"
 
 
+def forward_here(net, name, theirs):
+    """What an eval forward at the model's own size (where the recorder gave up) does here, for a
+    model MindSpore could not run: the same error as MindSpore's (type and message), another
+    one, or none."""
+    size = zoo_case.own_size(name)
+    try:
+        zoo_case.forward(net, size)
+    except Exception:  # noqa: BLE001 - the error is the finding
+        mine = first_error()
+        inner = theirs.removeprefix("RuntimeError: ")  # the recorder's wrapper around the last size's error
+        same = mine[:200] == inner[:200]
+        return "the same error" if same else mine
+    return f"the eval forward runs ({size} pixels, built weights)"
+
+
 def check(rec, train=True):
     """The row of ``rec``'s model; ``train=False`` stops after the forward (a quicker check)."""
     row = {
@@ -87,10 +102,13 @@ def check(rec, train=True):
         row["error"] = (f"not recorded: {rec['error']} in MindSpore on the shared machine" if timed_out
                         else f"MindSpore itself fails: {rec['error']}")
         try:
-            zoo_case.prepare(rec["model"])
+            net = zoo_case.prepare(rec["model"])[0]
             row["builds"] = True
         except Exception:  # noqa: BLE001
             row["error"] += f"; here: {first_error()}"
+            return row
+        if not timed_out:
+            row["error"] += "; here: " + forward_here(net, rec["model"], rec["error"])
         return row
     size, scales = rec["size"], rec["scales"]
     try:

@@ -35,6 +35,14 @@ LABELS = np.array([1, 7], np.int32)
 NOISE = 1e-6
 
 
+def own_size(name):
+    """The input size mindcv's config names for ``name`` (224 where it names none)."""
+    registry = mindcv.models.registry
+    has = registry.has_pretrained_cfg_key(name, "input_size")
+    size = registry.get_pretrained_cfg_value(name, "input_size") if has else None
+    return int(size[-1]) if size else 224
+
+
 def build(name):
     ms.set_seed(0)
     net = mindcv.create_model(name, num_classes=10)

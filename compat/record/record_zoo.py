@@ -56,21 +56,12 @@ def ordered(names):
     return first + sorted((n for n in names if n not in first), key=smallness)
 
 
-def own_size(name):
-    size = (
-        registry.get_pretrained_cfg_value(name, "input_size")
-        if registry.has_pretrained_cfg_key(name, "input_size")
-        else None
-    )
-    return int(size[-1]) if size else 224
-
-
 def pick_size(name, model, scales):
     """The smallest size whose eval and training forwards run (a training forward may need more:
     inception_v3's auxiliary head needs its own 299 pixels). If none does, the error at the
     model's own size is raised."""
     errors = {}
-    for size in dict.fromkeys((*SIZES, own_size(name), *COMMON_SIZES)):
+    for size in dict.fromkeys((*SIZES, zoo_case.own_size(name), *COMMON_SIZES)):
         try:
             zoo_case.reset(*model, scales)
             zoo_case.forward(model[0], size)
@@ -79,7 +70,7 @@ def pick_size(name, model, scales):
             return size
         except Exception:  # noqa: BLE001 - the next size is tried
             errors[size] = traceback.format_exc()
-    raise RuntimeError(errors[own_size(name)])
+    raise RuntimeError(errors[zoo_case.own_size(name)])
 
 
 def record(name):
