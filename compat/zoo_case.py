@@ -35,6 +35,14 @@ LABELS = np.array([1, 7], np.int32)
 NOISE = 1e-6
 
 
+def own_size(name):
+    """The input size mindcv's config names for ``name`` (224 where it names none)."""
+    registry = mindcv.models.registry
+    has = registry.has_pretrained_cfg_key(name, "input_size")
+    size = registry.get_pretrained_cfg_value(name, "input_size") if has else None
+    return int(size[-1]) if size else 224
+
+
 def build(name):
     ms.set_seed(0)
     net = mindcv.create_model(name, num_classes=10)
@@ -157,7 +165,9 @@ def run(model, size, scales, noise_seed=None):
 
 def repeated_blocks(net):
     """The cells that repeat: children of one parent sharing a class with a sibling and holding
-    parameters (ResNet's blocks, a ViT's encoder layers); the outermost such cells only."""
+    parameters (ResNet's blocks, a ViT's encoder layers); the outermost such cells only. A cell
+    shared by other blocks (coat's cpe/crpe, children of the model and of its blocks) is left to
+    them: no block runs inside another."""
     found, inside = [], set()
     for _, cell in net.cells_and_names():
         if id(cell) in inside:
@@ -172,11 +182,12 @@ def repeated_blocks(net):
                 found += group
                 for child in group:
                     inside.update(id(c) for _, c in child.cells_and_names())
-    return found
+    within = {id(c) for block in found for _, c in block.cells_and_names() if c is not block}
+    return [block for block in found if id(block) not in within]
 
 
-def run_recomputed(model, size, scales):
-    """``run`` with ``.recompute()`` on every repeated block; marks ``model``. Also counts the
+def run_recomputed(model, size, scales, **options):
+    """``run`` with ``.recompute(**options)`` on every repeated block; marks ``model``. Also counts the
     blocks' calls: in one eval forward, and in training (forward plus the recomputation in
     backward, so twice the forward's count per step when the recomputation ran)."""
     net, fixed = model
@@ -184,7 +195,7 @@ def run_recomputed(model, size, scales):
     blocks = repeated_blocks(net)
     calls = [0]
     for block in blocks:
-        block.recompute()
+        block.recompute(**options)
         block.register_forward_pre_hook(lambda cell, inputs: calls.__setitem__(0, calls[0] + 1))
     forward(net, size)
     per_forward = calls[0]

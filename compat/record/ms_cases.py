@@ -387,6 +387,11 @@ ZOO = {
     "ops_misc": "x = Tensor(A)\nresult = (ops.mul(x, 2.0), ops.add(x, x), ops.cos(x), ops.sin(x), ops.square(x), ops.Sign()(x), ops.Reciprocal()(x), ops.clip_by_value(x, Tensor(-0.5), Tensor(0.5)), ops.clip_by_global_norm((x, x * 2), 1.0), ops.Tile()(x, (2, 1)), ops.Shape()(x), ops.flatten(Tensor(B)), ops.reduce_sum(Tensor(B), 1))",
     "numpy_creation": "mnp = ms.numpy\nresult = (mnp.arange(5), mnp.arange(0.0, 2.0, 0.5), mnp.arange(1, 7, 2), mnp.ones((2, 3)), mnp.zeros(3), mnp.full((2,), 3), mnp.full((2,), 1.5), mnp.linspace(0, 1, 5), mnp.eye(3), mnp.array([1, 2]), mnp.array([1.0, 2.0]), mnp.ones_like(Tensor(A)))",
     "numpy_ops": "mnp = ms.numpy\nx = Tensor(B)\nresult = (mnp.roll(x, 1, axis=2), mnp.split(x, 2, axis=2), mnp.split(x, [1, 3], axis=2), mnp.tile(Tensor(A), (2, 1)), mnp.tensordot(x, Tensor(C), 1), mnp.mean(x, axis=1), mnp.sum(x), mnp.concatenate((x, x), axis=0), mnp.stack((x, x)), mnp.transpose(x), mnp.expand_dims(x, 0), mnp.where(x > 0, x, 0.0), mnp.maximum(x, 0.1), mnp.clip(x, -0.5, 0.5), mnp.matmul(x, Tensor(C)), mnp.dot(Tensor(A), Tensor(C[:3])))",
+    "parameter_copies_its_input": "t = Tensor(A)\np1 = Parameter(t, name='a')\np2 = Parameter(t, name='b')\nops.assign(p1, Tensor(A * 5))\nafter_assign = p2.asnumpy().copy()\np1.set_data(Tensor(A * 7))\nq = Parameter(t, name='c')\nops.assign(t, Tensor(A * 9))\nresult = (Tensor(after_assign), p2, t, q)",
+    "conv1d_weight_4d": "c = nn.Conv1d(3, 4, 3, pad_mode='pad', padding=1, weight_init=Tensor(W3), has_bias=True, bias_init='ones')\nresult = (c.weight.shape, c(Tensor(S)))",
+    "conv2d_subclass_primitives": "class Std(nn.Conv2d):\n    def construct(self, x):\n        w = self.weight\n        w = (w - w.mean((1, 2, 3), keep_dims=True)) / ops.sqrt(w.var((1, 2, 3), keepdims=True) + 1e-10)\n        return self.conv2d(x, w)\nresult = Std(3, 2, 3, weight_init=Tensor(I[:2, :, :3, :3]))(Tensor(I))",
+    "pad_nested_tuple": "result = ops.pad(Tensor(I), ((0, 0), (0, 0), (1, 1), (1, 1)))",
+    "init_parameters_data": "net = nn.SequentialCell([nn.Dense(3, 2), nn.BatchNorm1d(2)])\nm = net.init_parameters_data()\nresult = (len(m), all(m[p] is p for p in net.get_parameters()))",
 }
 
 GROUPS = {"tensor": TENSOR, "nn": NN, "ops": OPS, "zoo": ZOO}

@@ -27,7 +27,8 @@ sys.path.insert(0, str(HERE.parent))
 import zoo_case  # noqa: E402
 
 OUT = HERE.parents[1] / "tests" / "mindspore" / "recorded" / "zoo"
-SIZES = (64,)  # tried first; then the model's own input size
+SIZES = (64,)  # tried first; then the model's own input size, then the common ones
+COMMON_SIZES = (224, 256, 299, 384)  # a model may need one its config does not name (swinv2: 256)
 NOISE_SEEDS = (1, 2)
 LIMIT_S = 900
 PROTOCOL = 2  # 2: dropout and stochastic depth off (zoo_case.no_dropout)
@@ -52,28 +53,24 @@ def ordered(names):
         if family(name) not in seen:
             seen.add(family(name))
             first.append(name)
-    return first + [n for n in names if n not in first]
-
-
-def own_size(name):
-    size = (
-        registry.get_pretrained_cfg_value(name, "input_size")
-        if registry.has_pretrained_cfg_key(name, "input_size")
-        else None
-    )
-    return int(size[-1]) if size else 224
+    return first + sorted((n for n in names if n not in first), key=smallness)
 
 
 def pick_size(name, model, scales):
-    """The smallest size whose eval forward runs."""
-    for size in dict.fromkeys((*SIZES, own_size(name))):
+    """The smallest size whose eval and training forwards run (a training forward may need more:
+    inception_v3's auxiliary head needs its own 299 pixels). If none does, the error at the
+    model's own size is raised."""
+    errors = {}
+    for size in dict.fromkeys((*SIZES, zoo_case.own_size(name), *COMMON_SIZES)):
         try:
             zoo_case.reset(*model, scales)
             zoo_case.forward(model[0], size)
+            model[0].set_train(True)
+            model[0](ms.Tensor(zoo_case.images(size)))
             return size
-        except Exception:  # noqa: BLE001 - the next size is tried; the last error is raised
-            last = traceback.format_exc()
-    raise RuntimeError(last)
+        except Exception:  # noqa: BLE001 - the next size is tried
+            errors[size] = traceback.format_exc()
+    raise RuntimeError(errors[zoo_case.own_size(name)])
 
 
 def record(name):

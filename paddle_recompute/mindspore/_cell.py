@@ -184,6 +184,11 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
     def cells(self) -> list:
         return list(self.children())
 
+    def init_parameters_data(self, auto_parallel_mode: bool = False) -> dict:
+        """MindSpore's ``{original: initialised}`` map of every parameter. Parameters here hold their
+        data from creation (MindSpore's PyNative mode), so each maps to itself."""
+        return {p: p for p in self.get_parameters()}
+
     def extend_repr(self) -> str:
         """The cell's own settings, shown inside its ``repr`` (override in subclasses)."""
         return ""

@@ -101,7 +101,7 @@ class Parameter(metaclass=_ParameterMeta):
 
 def _initial_value(default_input: Any) -> paddle.Tensor:
     if isinstance(default_input, paddle.Tensor):
-        return default_input.detach()
+        return default_input.detach().clone()  # MindSpore: a Parameter holds its own copy
     if isinstance(default_input, int | float | bool | np.ndarray | np.generic | list | tuple):
         return to_tensor(default_input)
     raise TypeError(

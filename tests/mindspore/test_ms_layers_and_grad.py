@@ -73,6 +73,39 @@ def test_cell_basics():
     assert ms.Tensor(np.ones(2)).dtype == ms.float64 and ms.Tensor(np.ones(2), ms.float16).dtype == ms.float16
 
 
+def test_init_parameters_data_maps_each_parameter_to_itself():
+    net = nn.SequentialCell([nn.Dense(3, 2), nn.BatchNorm1d(2)])
+    mapping = net.init_parameters_data()
+    params = list(net.get_parameters())
+    assert len(mapping) == len(params) == 6 and all(mapping[p] is p for p in params)
+
+
+def test_conv2d_subclass_calls_its_own_primitives_on_another_weight():
+    class Doubled(nn.Conv2d):  # mindcv's StdConv2d pattern: self.conv2d on a derived weight
+        def construct(self, x):
+            return self.bias_add(self.conv2d(x, self.weight * 2), self.bias)
+
+    ms.set_seed(0)
+    plain = nn.Conv2d(2, 3, 3, pad_mode="pad", padding=1, has_bias=True, bias_init="zeros")
+    doubled = Doubled(2, 3, 3, pad_mode="pad", padding=1, has_bias=True, bias_init="zeros")
+    doubled.weight.set_data(plain.weight * 1)
+    x = ms.Tensor(np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(np.float32))
+    np.testing.assert_array_equal(doubled(x).numpy(), 2 * plain(x).numpy())  # times 2: exact
+
+
+def test_conv1d_is_mindspores_conv2d_over_one_row():
+    """MindSpore's Conv1d weight is (out, in / group, 1, k) (coat's ``aggregate`` in the recorded zoo);
+    a 3-D weight_init Tensor gains the axis."""
+    w = np.arange(24, dtype=np.float32).reshape(4, 3, 2) / 10
+    conv = nn.Conv1d(3, 4, 2, pad_mode="valid", weight_init=ms.Tensor(w))
+    assert list(conv.weight.shape) == [4, 3, 1, 2]
+    x = np.random.default_rng(0).standard_normal((1, 3, 5)).astype(np.float32)
+    expected = np.stack([np.einsum("oik,ik->o", w, x[0, :, i:i + 2]) for i in range(4)], axis=-1)
+    np.testing.assert_allclose(conv(ms.Tensor(x)).numpy()[0], expected, rtol=1e-5)  # float32 sums
+    with pytest.raises(ValueError, match="rank 3"):
+        nn.Conv1d(3, 4, 2, weight_init=ms.Tensor(w[None]))
+
+
 def test_batchnorm_statistics_update_once_per_step_under_recompute():
     def run(recompute):
         ms.set_seed(0)  # initialisers draw from numpy, as MindSpore's do

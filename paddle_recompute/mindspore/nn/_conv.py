@@ -10,7 +10,8 @@ import paddle.nn.functional as F
 from .._cell import Cell
 from .._dtype import float32
 from .._validate import not_provided
-from ..ops._nn import conv_padding
+from ..ops._array import BiasAdd
+from ..ops._nn import Conv2D, conv_padding
 from ..ops._operands import int_tuple
 from ._params import default_bias_init, default_weight_init, make_parameter
 
@@ -52,10 +53,16 @@ class Conv2d(Cell):
             fan_in = (in_channels // group) * self.kernel_size[0] * self.kernel_size[1]
             b_init = default_bias_init(fan_in) if bias_init is None else bias_init
             self.bias = make_parameter(b_init, [out_channels], dtype, "conv2d.bias")
+        # MindSpore's own primitives: subclasses call them on their own weights (mindcv's StdConv2d)
+        self.conv2d = Conv2D(out_channels, self.kernel_size, pad_mode=pad_mode, pad=padding,
+                             stride=self.stride, dilation=self.dilation, group=group)
+        self.bias_add = BiasAdd()
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
-        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
-                        dilation=self.dilation, groups=self.group)
+        output = self.conv2d(x, self.weight)
+        if self.has_bias:
+            output = self.bias_add(output, self.bias)
+        return output
 
 
 class Conv3d(Cell):
@@ -105,11 +112,12 @@ class Conv3d(Cell):
 
 class Conv1d(Cell):
     """``nn.Conv1d(in_channels, out_channels, kernel_size, stride=1, pad_mode='same', padding=0, dilation=1,
-    group=1, has_bias=False, weight_init=None, bias_init=None)`` on ``(N, C, L)``; weight
-    ``(out, in / group, k)``.
+    group=1, has_bias=False, weight_init=None, bias_init=None)`` on ``(N, C, L)``.
 
-    ``pad_mode='same'`` pads like MindSpore (the odd extra element at the end), ``'pad'`` pads
-    ``padding`` on both sides.
+    As in MindSpore, a 2-D convolution over ``(N, C, 1, L)``: the weight is ``(out, in / group, 1, k)``
+    (a 3-D ``weight_init`` Tensor gains the axis), and ``self.conv2d`` / ``self.bias_add`` are the
+    primitives. ``pad_mode='same'`` pads like MindSpore (the odd extra element at the end),
+    ``'pad'`` pads ``padding`` on both sides.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
@@ -127,22 +135,31 @@ class Conv1d(Cell):
         if mode != "pad" and padding:
             raise ValueError(f"For 'Conv1d', the 'padding' must be zero when 'pad_mode' is not 'pad', "
                              f"but got {padding!r}.")
-        self.padding = {"same": "SAME", "valid": "VALID"}.get(mode, padding)
-        self.stride, self.dilation, self.group = stride, dilation, group
-        self.in_channels, self.out_channels, self.kernel_size, self.has_bias = (in_channels, out_channels,
-                                                                                kernel_size, has_bias)
+        self.kernel_size, self.stride, self.dilation = (1, kernel_size), (1, stride), (1, dilation)
+        self.padding, self.pad_mode, self.group = (0, 0, padding, padding), pad_mode, group
+        self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
         w_init = default_weight_init() if weight_init is None else weight_init
-        self.weight = make_parameter(w_init, [out_channels, in_channels // group, kernel_size], dtype,
+        if isinstance(w_init, paddle.Tensor):
+            if w_init.ndim != 3:
+                raise ValueError(f"For 'Conv1d', the 'weight_init_shape' must be of rank 3, "
+                                 f"but got {list(w_init.shape)}.")
+            w_init = paddle.unsqueeze(w_init, 2)
+        self.weight = make_parameter(w_init, [out_channels, in_channels // group, 1, kernel_size], dtype,
                                      "conv1d.weight")
         self.bias = None
         if has_bias:
             fan_in = (in_channels // group) * kernel_size
             b_init = default_bias_init(fan_in) if bias_init is None else bias_init
             self.bias = make_parameter(b_init, [out_channels], dtype, "conv1d.bias")
+        self.conv2d = Conv2D(out_channels, self.kernel_size, pad_mode=pad_mode, pad=self.padding,
+                             stride=self.stride, dilation=self.dilation, group=group)
+        self.bias_add = BiasAdd()
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
-        return F.conv1d(x, self.weight, self.bias, stride=self.stride, padding=self.padding,
-                        dilation=self.dilation, groups=self.group)
+        output = self.conv2d(paddle.unsqueeze(x, 2), self.weight)
+        if self.has_bias:
+            output = self.bias_add(output, self.bias)
+        return paddle.squeeze(output, 2)
 
 
 class _Pool2d(Cell):

@@ -44,6 +44,9 @@ def pad(
 ) -> paddle.Tensor:
     """``ops.pad(input_x, padding, mode='constant', value=None)``: ``padding`` pairs from the last
     dimension backwards (``(left, right, top, bottom, ...)``); negative amounts crop."""
+    if not isinstance(padding, paddle.Tensor) and not all(isinstance(p, int) for p in padding):
+        raise TypeError(f"For 'pad', the paddings value must be tuple of int or list of int, "
+                        f"but got {padding}")
     padding = [int(p) for p in padding]
     if len(padding) % 2 or len(padding) > 2 * input_x.ndim:
         raise ValueError(
