@@ -1,7 +1,7 @@
 """``mindspore.dataset.vision``: image transforms on numpy HWC arrays (and Pillow images)."""
 
 from ..._validate import missing as _missing
-from ._affine import RandomAffine, RandomRotation, RandomVerticalFlip
+from ._affine import RandomAffine, RandomRotation
 from ._blur import GaussianBlur
 from ._enhance import (
     AutoContrast,
@@ -14,7 +14,14 @@ from ._enhance import (
     RandomSolarize,
 )
 from ._erase import RandomCropDecodeResize, RandomErasing
-from ._geometry import CenterCrop, RandomCrop, RandomHorizontalFlip, RandomResizedCrop, Resize
+from ._geometry import (
+    CenterCrop,
+    RandomCrop,
+    RandomHorizontalFlip,
+    RandomResizedCrop,
+    RandomVerticalFlip,
+    Resize,
+)
 from ._pixels import HWC2CHW, Decode, Normalize, Rescale, ToTensor
 from ._types import Border, Inter
 

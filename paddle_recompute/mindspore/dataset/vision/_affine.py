@@ -1,4 +1,4 @@
-"""``RandomRotation``, ``RandomAffine`` and ``RandomVerticalFlip``.
+"""``RandomRotation`` and ``RandomAffine``.
 
 NOTE [ Affine arithmetic ]: the map is the inverse matrix about the image centre ``(w / 2,
 h / 2)`` in pixel-centre coordinates (torchvision's formula: rotation, shear in degrees, scale,
@@ -25,7 +25,7 @@ from ..config import generator
 from ._types import Inter
 from ._warp import warp_affine
 
-__all__ = ["RandomRotation", "RandomAffine", "RandomVerticalFlip"]
+__all__ = ["RandomRotation", "RandomAffine"]
 
 _RESAMPLE = {Inter.NEAREST: Image.NEAREST, Inter.BILINEAR: Image.BILINEAR,
              Inter.BICUBIC: Image.BICUBIC, Inter.AREA: Image.BILINEAR}
@@ -158,19 +158,3 @@ class RandomAffine:
             return inverse_matrix((w * 0.5, h * 0.5), angle, (fx * w, fy * h), scale, shear)
 
         return _transform(image, matrix, self.resample, self.fill_value)
-
-
-class RandomVerticalFlip:
-    """``RandomVerticalFlip(prob=0.5)``: flip top to bottom with probability ``prob``."""
-
-    def __init__(self, prob: float = 0.5):
-        if not 0.0 <= prob <= 1.0:
-            raise ValueError(f"Input prob is not within the required interval of [0.0, 1.0], got {prob}.")
-        self.prob = prob
-
-    def __call__(self, image: Any) -> Any:
-        if generator().random() >= self.prob:
-            return image
-        if isinstance(image, Image.Image):
-            return image.transpose(Image.FLIP_TOP_BOTTOM)
-        return np.ascontiguousarray(image[::-1])

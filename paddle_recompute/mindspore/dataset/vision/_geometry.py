@@ -12,7 +12,9 @@ from ..config import generator
 from ._cv_resize import resize_linear, resize_nearest
 from ._types import Inter, pil_filter
 
-__all__ = ["Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip"]
+__all__ = [
+    "Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
+]
 
 
 def _size(size: Any, api: str) -> tuple[int, int] | int:
@@ -179,7 +181,12 @@ class RandomResizedCrop:
         return _resize(_crop(image, top, left, ch, cw), th, tw, self.interpolation)
 
 
-class RandomHorizontalFlip:
+class _RandomFlip:
+    """Flip with probability ``prob``: a PIL image by ``_PIL``, an array along ``_AXIS``."""
+
+    _PIL: Image.Transpose
+    _AXIS: int
+
     def __init__(self, prob: float = 0.5):
         if not 0.0 <= prob <= 1.0:
             raise ValueError(f"Input prob is not within the required interval of [0.0, 1.0], got {prob}.")
@@ -189,5 +196,17 @@ class RandomHorizontalFlip:
         if generator().random() >= self.prob:
             return image
         if isinstance(image, Image.Image):
-            return image.transpose(Image.FLIP_LEFT_RIGHT)
-        return np.ascontiguousarray(image[:, ::-1])
+            return image.transpose(self._PIL)
+        return np.ascontiguousarray(np.flip(image, self._AXIS))
+
+
+class RandomHorizontalFlip(_RandomFlip):
+    """``RandomHorizontalFlip(prob=0.5)``: flip left to right with probability ``prob``."""
+
+    _PIL, _AXIS = Image.FLIP_LEFT_RIGHT, 1
+
+
+class RandomVerticalFlip(_RandomFlip):
+    """``RandomVerticalFlip(prob=0.5)``: flip top to bottom with probability ``prob``."""
+
+    _PIL, _AXIS = Image.FLIP_TOP_BOTTOM, 0
