@@ -11,7 +11,7 @@ from . import functional, operations
 from ._amp import AllReduce
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
 from ._communication import ReduceOp
-from ._graph import HyperMap, Map, MultitypeFuncGraph, constexpr
+from ._graph import AssignAdd, HyperMap, Map, MultitypeFuncGraph, constexpr
 from ._loss import KLDivLoss
 from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
 from ._more_primitives import (
@@ -43,7 +43,8 @@ __all__ = [
     "BiasAdd", "Cast", "Concat", "ExpandDims", "Flatten", "Reshape", "Squeeze", "Transpose",
     "Add", "BatchMatMul", "Div", "Exp", "MatMul", "Mul", "Neg", "RealDiv", "ReduceMean", "ReduceSum",
     "Sqrt", "Sub", "Conv2D", "Conv2DTranspose", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
-    "ReduceOp", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr", "Identity", "L2Normalize", "LayerNorm",
+    "ReduceOp", "AssignAdd", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr", "Identity", "L2Normalize",
+    "LayerNorm",
     "LpNorm",
     "OneHot",
     "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",

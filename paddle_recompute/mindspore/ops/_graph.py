@@ -1,6 +1,6 @@
 """MindSpore's graph-building helpers, run eagerly: ``MultitypeFuncGraph``, ``HyperMap``, ``Map``,
-``partial``, ``depend``, ``constexpr``, ``assign``, ``shape``, ``rank``, ``dtype``, ``tuple_to_array``,
-``clip_by_global_norm``.
+``partial``, ``depend``, ``constexpr``, ``assign``, ``assign_add`` (and ``AssignAdd``), ``shape``,
+``rank``, ``dtype``, ``tuple_to_array``, ``clip_by_global_norm``.
 
 In graph mode MindSpore compiles these into the graph; here they are the Python functions
 they describe: ``depend(value, expr)`` returns ``value`` (``expr`` was already evaluated),
@@ -26,6 +26,8 @@ __all__ = [
     "depend",
     "constexpr",
     "assign",
+    "assign_add",
+    "AssignAdd",
     "shape",
     "rank",
     "dtype",
@@ -139,6 +141,19 @@ def assign(variable: paddle.Tensor, value: Any) -> paddle.Tensor:
             output=variable,
         )
     return variable
+
+
+def assign_add(variable: paddle.Tensor, value: Any) -> paddle.Tensor:
+    """Add ``value`` to ``variable`` in place (in its dtype); returns ``variable``."""
+    addend = value if isinstance(value, paddle.Tensor) else paddle.to_tensor(value, dtype=variable.dtype)
+    return assign(variable, variable + addend.astype(variable.dtype))
+
+
+class AssignAdd(Primitive):
+    """``AssignAdd()(variable, value)``: ``assign_add`` as an operator class."""
+
+    def compute(self, variable: paddle.Tensor, value: Any) -> paddle.Tensor:
+        return assign_add(variable, value)
 
 
 def shape(input_x: paddle.Tensor) -> tuple[int, ...]:

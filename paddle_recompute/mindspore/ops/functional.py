@@ -53,7 +53,17 @@ from ._functional_math import (
     var,
 )
 from ._functional_nn import binary_cross_entropy_with_logits, cross_entropy, interpolate, one_hot, pad
-from ._graph import assign, clip_by_global_norm, depend, dtype, partial, rank, shape, tuple_to_array
+from ._graph import (
+    assign,
+    assign_add,
+    clip_by_global_norm,
+    depend,
+    dtype,
+    partial,
+    rank,
+    shape,
+    tuple_to_array,
+)
 from ._index import (
     abs,
     add,
@@ -87,7 +97,8 @@ __all__ = [
     "prod", "sigmoid", "silu", "sqrt", "std", "tanh", "var",
 ] + [
     "binary_cross_entropy_with_logits", "cross_entropy", "interpolate", "one_hot", "pad", "assign",
-    "clip_by_global_norm", "depend", "dtype", "partial", "rank", "shape", "tuple_to_array", "abs", "add",
+    "assign_add", "clip_by_global_norm", "depend", "dtype", "partial", "rank", "shape", "tuple_to_array",
+    "abs", "add",
     "clip_by_value", "cos", "div", "eye", "flatten", "gather_elements", "linspace", "mul", "reciprocal",
     "reduce_sum", "repeat_elements", "sign", "sin", "sort", "square", "sub", "tensor_scatter_elements",
     "unstack", "kl_div", "log_softmax", "mixed_precision_cast",

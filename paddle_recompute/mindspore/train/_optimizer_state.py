@@ -24,7 +24,7 @@ def optimizer_entries(optimizer: Any, global_step: int) -> list[tuple[str, Any]]
         return []
     entries = [
         ("global_step", np.array([global_step], np.int32)),
-        ("learning_rate", np.array(optimizer.learning_rate, np.float32)),
+        ("learning_rate", optimizer.checkpoint_learning_rate()),
     ]
     from ..nn.optim import Momentum
 

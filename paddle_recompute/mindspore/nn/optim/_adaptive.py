@@ -137,14 +137,14 @@ class Lamb(Optimizer):
         return [("lamb_m", self.lamb_m), ("lamb_v", self.lamb_v)]
 
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
-        step = self.global_step + 1
+        step = self._steps + 1
         m = self.lamb_m[index] * self.beta1 + grad * (1 - self.beta1)
         v = self.lamb_v[index] * self.beta2 + grad * grad * (1 - self.beta2)
         self.lamb_m[index], self.lamb_v[index] = m, v
         m_hat = m / (1 - self.beta1 ** step)
         v_hat = v / (1 - self.beta2 ** step)
         update = m_hat / (paddle.sqrt(v_hat) + self.eps)
-        if self.decay_flags[index]:
+        if self._decay_on[index]:
             update = update + param * self.decay_of(index)
         w_norm, u_norm = paddle.linalg.norm(param), paddle.linalg.norm(update)
         ratio = paddle.where((w_norm > 0) & (u_norm > 0), w_norm / u_norm, paddle.ones_like(w_norm))

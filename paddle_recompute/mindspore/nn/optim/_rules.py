@@ -126,6 +126,6 @@ class AdamWeightDecay(_Moments):
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         m, v = self.moments(index, grad)
         update = m / (paddle.sqrt(v) + self.eps)
-        if self.decay_flags[index]:
+        if self._decay_on[index]:
             update = update + param * self.decay_of(index)
         return param - update * self.lr_of(index)

@@ -12,6 +12,11 @@ and advances ``global_step``, as MindSpore's optimizer cells do.
   ``loss_scale``, as MindSpore does) except for AdamWeightDecay, which adds ``wd * p`` to its
   update: ungrouped, it applies to every parameter whose *name* contains neither ``'beta'`` nor
   ``'gamma'``; grouped, to every parameter of a group whose weight decay is above 0.
+- MindSpore's attributes, for optimizers that define ``construct`` on this base (mindcv's):
+  ``global_step`` (an int32 Parameter), ``learning_rate`` (``_lr_cells.py``), ``weight_decay``
+  (float32 Tensors, times the loss scale), ``decay_flags``, ``is_group_lr``, ``dynamic_lr``,
+  ``reciprocal_scale``, ``optim_filter``; such an optimizer's call runs its ``construct`` without
+  recording gradients, and its state is the Parameters it holds (``_cell_protocol.py``).
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ import numpy as np
 import paddle
 
 from ..._surface.data import param_name
-from ..._tensor import ParameterTuple
+from ..._tensor import Parameter, ParameterTuple
 from ..._validate import missing, not_provided
+from ...ops._graph import AssignAdd
 from .._learning_rate import LearningRateSchedule
+from ._cell_protocol import OptimizerCell
+from ._lr_cells import build_rate, group_rates, is_dynamic
 
 __all__ = ["Optimizer", "opt_init_args_register"]
 
@@ -79,7 +87,7 @@ class _Rate:
         return self.rates[min(step, len(self.rates) - 1)]
 
 
-class Optimizer:
+class Optimizer(OptimizerCell):
     """Base of the optimizers: parameter groups, learning rates, weight decay and loss scale."""
 
     decoupled = False  # AdamWeightDecay applies the decay in its update
@@ -87,36 +95,73 @@ class Optimizer:
     def __init__(
         self, learning_rate: Any, parameters: Sequence, weight_decay: float = 0.0, loss_scale: float = 1.0
     ):
+        self._start_cell()
         owner = type(self).__name__
         items = list(parameters)
         if not items:
             raise ValueError(f"For '{owner}', the argument 'parameters' must not be empty.")
         default_rate, default_decay = _Rate(owner, learning_rate), _check_decay(owner, weight_decay)
         self.is_group = any(isinstance(p, dict) for p in items)
+        self.loss_scale = float(loss_scale)
+        self.global_step = Parameter(paddle.zeros([1], "int32"), "global_step", requires_grad=False)
         if self.is_group:
-            params, rates, decays = self._groups(owner, items, default_rate, default_decay)
+            params, rates, decays, lr_groups = self._groups(owner, items, default_rate, default_decay)
             flags = [d > 0 for d in decays]
         else:
             params, rates, decays = items, [default_rate] * len(items), [default_decay] * len(items)
-            flags = [
-                bool(default_decay) and "beta" not in param_name(p) and "gamma" not in param_name(p)
-                for p in items
-            ]
+            lr_groups = [None] * len(items)
+            flags = ["beta" not in param_name(p) and "gamma" not in param_name(p) for p in items]
+        self.is_group_lr = any(g is not None for g in lr_groups)
+        self.dynamic_lr = is_dynamic(learning_rate) or any(
+            is_dynamic(g["lr"]) for g in items if isinstance(g, dict) and "lr" in g
+        )
+        self.learning_rate = self._ms_rates(learning_rate, items, lr_groups)
         self.parameters = ParameterTuple(params)
-        self._rates, self.decays, self.decay_flags = rates, decays, tuple(flags)
-        self.learning_rate = learning_rate
-        self.weight_decay = default_decay
-        self.loss_scale = float(loss_scale)
-        self.dynamic_lr = any(r.dynamic for r in rates)
-        self.global_step = 0
+        self._parameters = self.parameters
+        self._rates, self.decays = rates, decays
+        self.decay_flags = tuple(flags)
+        self._decay_on = tuple(f and d > 0 for f, d in zip(flags, decays, strict=True))
+        self._learning_rate_arg = learning_rate
+        self._ms_decay_attributes(decays)
+        self._steps = 0
         self._step_rates: dict[int, float] = {}
+
+    def _ms_rates(self, learning_rate: Any, items: list, lr_groups: list) -> Any:
+        """``learning_rate`` as MindSpore holds it (``_lr_cells.py``)."""
+        if not self.is_group_lr:
+            return build_rate(learning_rate, "learning_rate")
+        default = build_rate(learning_rate, "learning_rate", as_cell=self.dynamic_lr)
+        built: dict[int, Any] = {}
+        for g in lr_groups:
+            if g is not None and g not in built:
+                built[g] = build_rate(items[g]["lr"], f"learning_rate_group_{g}", as_cell=self.dynamic_lr)
+        return group_rates([default if g is None else built[g] for g in lr_groups], self.dynamic_lr)
+
+    def _ms_decay_attributes(self, decays: list[float]) -> None:
+        """MindSpore's weight-decay and loss-scale attributes (float32 Tensors, decay times scale)."""
+
+        def f32(value: float) -> paddle.Tensor:
+            return paddle.to_tensor(np.float32(value), dtype="float32")
+
+        scaled = [d * self.loss_scale for d in decays]
+        self.weight_decay = tuple(f32(d) for d in scaled) if self.is_group else f32(scaled[0])
+        self.exec_weight_decay = any(self.decay_flags) if self.is_group else scaled[0] > 0
+        self.dynamic_weight_decay = False
+        self.reciprocal_scale = f32(1.0 / self.loss_scale)
+        self.need_scale = self.loss_scale != 1.0
+        self.global_step_increase_tensor = paddle.to_tensor([1], dtype="int32")
+        self.param_length = len(self.parameters)
+        self.optim_filter = (True,) * self.param_length
+        self.use_parallel = False
+        self.grad_centralization = False
+        self.assignadd = AssignAdd()
 
     @staticmethod
     def _groups(
         owner: str, items: list, default_rate: _Rate, default_decay: float
-    ) -> tuple[list, list, list]:
-        params, rates, decays, order = [], [], [], None
-        for group in items:
+    ) -> tuple[list, list, list, list]:
+        params, rates, decays, lr_groups, order = [], [], [], [], None
+        for index, group in enumerate(items):
             if not isinstance(group, dict):
                 raise TypeError(
                     f"For '{owner}', when 'parameters' holds a dict, every item must be a dict, "
@@ -139,14 +184,15 @@ class Optimizer:
                 params.append(param)
                 rates.append(rate)
                 decays.append(decay)
+                lr_groups.append(index if "lr" in group else None)
         if order is None:
-            return params, rates, decays
+            return params, rates, decays, lr_groups
         index = {id(p): i for i, p in enumerate(params)}
         stray = [param_name(p) for p in order if id(p) not in index]
         if stray:
             raise ValueError(f"For '{owner}', the parameter {stray[0]!r} in 'order_params' is in no group.")
         picks = [index[id(p)] for p in order]
-        return [params[i] for i in picks], [rates[i] for i in picks], [decays[i] for i in picks]
+        return tuple([values[i] for i in picks] for values in (params, rates, decays, lr_groups))
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes the layer's optimizers lack: MindSpore's Cell-based internals
@@ -167,38 +213,52 @@ class Optimizer:
         self._target = value
 
     def get_lr(self) -> Any:
-        """The learning rate of this step (one per parameter when grouped), as MindSpore returns it."""
-        if self.is_group:
-            return tuple(
-                paddle.to_tensor(self.lr_of(i), dtype="float32") for i in range(len(self.parameters))
-            )
-        return paddle.to_tensor(self.lr_of(0), dtype="float32")
+        """MindSpore's ``get_lr``: ``learning_rate`` itself when constant, else the rate (a tuple
+        with per-group rates) at ``global_step``."""
+        if not self.dynamic_lr:
+            return self.learning_rate
+        if self.is_group_lr:
+            return tuple(rate(self.global_step).reshape(()) for rate in self.learning_rate)
+        return self.learning_rate(self.global_step).reshape(())
 
     def lr_of(self, index: int) -> float:
         rate = self._rates[index]
         key = id(rate)
         if key not in self._step_rates:
-            self._step_rates[key] = rate.at(self.global_step)
+            self._step_rates[key] = rate.at(self._steps)
         return self._step_rates[key]
 
     def decay_of(self, index: int) -> float:
         return self.decays[index]
 
-    def __call__(self, grads: Sequence[paddle.Tensor]) -> bool:
+    def __call__(self, grads: Sequence[paddle.Tensor]) -> Any:
         if len(grads) != len(self.parameters):
             raise ValueError(
                 f"{type(self).__name__}: got {len(grads)} gradients for {len(self.parameters)} parameters"
             )
+        if type(self).construct is not Optimizer.construct:
+            with paddle.no_grad():  # an optimizer written on MindSpore's Cell interface
+                return self.construct(tuple(grads))
         self._step_rates = {}
         with paddle.no_grad():
             for i, (param, grad) in enumerate(zip(self.parameters, grads, strict=True)):
-                if not self.decoupled and self.decay_flags[i]:
+                if not self.decoupled and self._decay_on[i]:
                     grad = grad + param * (self.decays[i] * self.loss_scale)  # MindSpore scales it too
                 if self.loss_scale != 1.0:
                     grad = grad / self.loss_scale
                 paddle.assign(self.updated(i, param, grad), output=param)
-        self.global_step += 1
+            self._steps += 1
+            paddle.assign(paddle.full([1], self._steps, "int32"), output=self.global_step)
         return True
+
+    def construct(self, gradients: tuple) -> Any:
+        """Overridden by optimizers written on MindSpore's interface; the layer's own optimizers
+        give ``updated`` instead."""
+        raise NotImplementedError(f"{type(self).__name__} must define construct or updated")
+
+    def checkpoint_learning_rate(self) -> np.ndarray:
+        """The ``learning_rate`` entry the layer writes into a checkpoint: the rate(s) given."""
+        return np.array(self._learning_rate_arg, np.float32)
 
     def state(self) -> list[tuple[str, list[paddle.Tensor]]]:
         """The per-parameter state as ``(MindSpore's prefix, one tensor per parameter)`` pairs: a

@@ -1,0 +1,76 @@
+# ruff: noqa: E501  (a table of case sources, one line each)
+"""Cases for mindcv's own optimizers (``mindcv.create_optimizer``: adamw, adan, lion, nadam, as
+Cells on ``nn.Optimizer``), their state parameters, and ``nn.Conv1dTranspose``'s 4-D weight.
+
+Same form as ms_cases.py (its inputs are in scope); the sources ``import mindcv`` (under the
+runner's import alias here). Recorded by
+``record_cases.py --cases ms_cases_mindcv tests/mindspore/recorded/i_mindcv_cases.json``.
+"""
+
+from __future__ import annotations
+
+from ms_cases import _NET, inputs  # noqa: F401  (inputs: the recorder's namespace)
+
+
+# Adan takes a parameter's first step where its previous gradient sums to exactly 0.0 (mindcv's
+# test). Behind the shared net's LayerNorm, gradients sum to 0 up to rounding, and whether the
+# float32 sum is exactly 0 depends on the summation order (MindSpore's and Paddle's differ), so
+# the Adan cases use the net without that LayerNorm in its path.
+_NET_PLAIN = _NET.replace("self.head(self.norm(self.fc(x)))", "self.head(ops.relu(self.fc(x)))")
+
+
+def _steps(make: str, extra: str = "") -> str:
+    """Three steps of ``make`` on the shared net: losses, every parameter, then ``extra``."""
+    net = _NET_PLAIN if "'adan'" in make else _NET
+    return "import mindcv\n" + net + f"opt = {make}\nlosses = []\n" + (
+        "for _ in range(3):\n    loss, grads = grad_fn(Tensor(G))\n    opt(grads)\n    losses.append(loss)\n"
+        f"result = (losses, [(p.name, p) for p in params]{extra})")
+
+
+def _create(name: str, args: str = "") -> str:
+    return f"mindcv.create_optimizer(params, {name!r}{args})"
+
+
+_STATE = ", [(p.name, p) for p in opt.get_parameters() if p.name not in {q.name for q in params}]"
+
+OPTIM = {
+    "adamw": _steps(_create("adamw", ", lr=0.01"), _STATE),
+    "adamw_grouped_wd": _steps(_create("adamw", ", lr=0.01, weight_decay=0.1, weight_decay_filter='norm_and_bias'"), _STATE),
+    "adamw_auto_wd": _steps(_create("adamw", ", lr=0.01, weight_decay=0.1, weight_decay_filter='auto'")),
+    "adamw_loss_scale_clip": _steps(_create("adamw", ", lr=0.01, weight_decay=0.05, loss_scale=8.0, clip=True")),
+    "adamw_lr_list": _steps(_create("adamw", ", lr=[0.01, 0.004, 0.002], weight_decay_filter='auto'"), ", opt.global_step"),
+    "adamw_schedule": _steps(_create("adamw", ", lr=nn.CosineDecayLR(0.001, 0.01, 2), weight_decay_filter='auto'"), ", opt.global_step"),
+    "lion": _steps(_create("lion", ", lr=0.01"), _STATE),
+    "lion_wd_lr_list": _steps(_create("lion", ", lr=[0.01, 0.005, 0.001], weight_decay=0.2")),
+    "nadam": _steps(_create("nadam", ", lr=0.01"), _STATE),
+    "nadam_wd": _steps(_create("nadam", ", lr=0.01, weight_decay=0.1, weight_decay_filter='norm_and_bias'")),
+    "nadam_auto_wd_loss_scale": _steps(_create("nadam", ", lr=0.01, weight_decay=0.1, weight_decay_filter='auto', loss_scale=4.0")),
+    "adan": _steps(_create("adan", ", lr=0.01"), _STATE),
+    "adan_wd": _steps(_create("adan", ", lr=0.01, weight_decay=0.02, weight_decay_filter='auto'")),
+    "adan_lr_list_loss_scale": _steps(_create("adan", ", lr=[0.01, 0.005, 0.001], loss_scale=2.0, weight_decay_filter='auto'")),
+    "base_attributes": "import mindcv\n" + _NET + "opt = " + _create("adamw", ", lr=0.01, weight_decay=0.1, loss_scale=2.0, weight_decay_filter='auto'") + "\n"
+                       "result = (opt.cls_name, opt.global_step, opt.learning_rate, opt.weight_decay, opt.decay_flags, opt.is_group, opt.is_group_lr, opt.dynamic_lr, "
+                       "opt.reciprocal_scale, opt.need_scale, opt.optim_filter, opt.use_parallel, opt.param_length, opt.global_step_increase_tensor, opt.get_lr(), opt.target)",
+    "grouped_attributes": "import mindcv\n" + _NET + "opt = " + _create("lion", ", lr=0.01, weight_decay=0.1") + "\n"
+                          "result = (opt.weight_decay, opt.decay_flags, opt.is_group, opt.is_group_lr, opt.exec_weight_decay, opt.get_weight_decay(), opt.learning_rate)",
+    "list_lr_attributes": "import mindcv\n" + _NET + "opt = " + _create("lion", ", lr=[0.5, 0.25]") + "\n"
+                          "result = (opt.dynamic_lr, type(opt.learning_rate).__name__, opt.learning_rate.learning_rate, opt.get_lr(), opt.global_step)",
+}
+
+NN = {
+    "conv1d_transpose": "import numpy as np\nw = Tensor(np.random.RandomState(2).standard_normal((3, 4, 3)).astype(np.float32))\n"
+                        "c = nn.Conv1dTranspose(3, 4, 3, pad_mode='valid', weight_init=w, has_bias=True, bias_init='ones')\n"
+                        "x = Tensor(S[:, :, :6].copy())\nresult = (c(x), c.weight.shape, [n for n, _ in c.parameters_and_names()])",
+    "conv1d_transpose_stride_same": "import numpy as np\nw = Tensor(np.random.RandomState(3).standard_normal((3, 2, 2)).astype(np.float32))\n"
+                                    "c = nn.Conv1dTranspose(3, 2, 2, stride=2, weight_init=w)\nresult = (c(Tensor(S)), c.weight.shape)",
+    "conv1d_transpose_pad_dilation_group": "import numpy as np\nw = Tensor(np.random.RandomState(4).standard_normal((4, 1, 3)).astype(np.float32))\n"
+                                           "c = nn.Conv1dTranspose(4, 2, 3, pad_mode='pad', padding=1, dilation=2, group=2, weight_init=w)\n"
+                                           "x = Tensor(np.concatenate([S, S[:, :1]], 1))\nresult = (c(x), c.weight.shape)",
+    "conv1d_transpose_grad": "import numpy as np\nw = Tensor(np.random.RandomState(2).standard_normal((3, 4, 3)).astype(np.float32))\n"
+                             "c = nn.Conv1dTranspose(3, 4, 3, pad_mode='valid', weight_init=w)\ndef f(x):\n    return (c(x) ** 2).sum()\n"
+                             "result = ms.value_and_grad(f, 0, c.trainable_params())(Tensor(S[:, :, :5].copy()))",
+    "conv1d_transpose_4d_init": "import numpy as np\nresult = nn.Conv1dTranspose(3, 4, 3, weight_init=Tensor(np.ones((3, 4, 1, 3), np.float32)))",
+    "conv1d_transpose_default_shape": "c = nn.Conv1dTranspose(6, 4, 5, group=2)\nresult = (c.weight.shape, c.weight.name)",
+}
+
+GROUPS = {"mindcv_optim": OPTIM, "nn": NN}

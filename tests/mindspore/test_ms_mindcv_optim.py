@@ -1,0 +1,48 @@
+"""mindcv's own optimizers (``mindcv.create_optimizer``: adamw, adan, lion, nadam), which define
+``construct`` on MindSpore's ``nn.Optimizer`` Cell interface, and ``nn.Conv1dTranspose``, against
+real MindSpore 2.10.
+
+Cases: compat/record/ms_cases_mindcv.py; record: recorded/i_mindcv_cases.json. The sources
+``import mindcv``, so they run under the runner's import alias. Tolerance 1e-5 for the optimizer
+cases, as in test_ms_training_cases.py (three float32 steps whose sums accumulate in another
+order); 1e-6 otherwise.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _ms_cases import compare, recorded, run_case
+
+import paddle_recompute.mindspore as ms
+
+CASES = recorded("i_mindcv_cases.json")["cases"]
+
+
+@pytest.fixture
+def alias():
+    ms.install_import_alias()
+    try:
+        yield
+    finally:
+        ms.uninstall_import_alias()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_matches_mindspore(name, alias):
+    case = CASES[name]
+    atol = 1e-5 if name.startswith("mindcv_optim/") else 1e-6
+    compare(case["result"], run_case(case["source"]), name, atol=atol)
+
+
+def test_state_parameters_are_updated_in_place(alias):
+    """``self.beta1_power = beta1_power`` in AdamW's construct writes into the Parameter, which
+    stays the optimizer's state (MindSpore's ``set_data``)."""
+    source = CASES["mindcv_optim/adamw"]["source"].split("losses = []")[0]
+    opt = run_case(source + "result = opt")
+    power = opt.beta1_power
+    grads = tuple(ms.ops.ones_like(p) for p in opt.parameters)
+    opt(grads)
+    opt(grads)
+    assert opt.beta1_power is power and abs(float(power.numpy()[0]) - 0.81) < 1e-7
+    names = [name for name, _ in opt.parameters_and_names()]
+    assert names[:2] == ["global_step", "learning_rate"] and names[-2:] == ["beta1_power", "beta2_power"]
