@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from ms_cases import _NET, inputs  # noqa: F401  (inputs: the recorder's namespace)
 
-
 # Adan takes a parameter's first step where its previous gradient sums to exactly 0.0 (mindcv's
 # test). Behind the shared net's LayerNorm, gradients sum to 0 up to rounding, and whether the
 # float32 sum is exactly 0 depends on the summation order (MindSpore's and Paddle's differ), so

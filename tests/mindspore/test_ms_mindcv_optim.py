@@ -10,6 +10,7 @@ order); 1e-6 otherwise.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from _ms_cases import compare, recorded, run_case
 
@@ -46,3 +47,30 @@ def test_state_parameters_are_updated_in_place(alias):
     assert opt.beta1_power is power and abs(float(power.numpy()[0]) - 0.81) < 1e-7
     names = [name for name, _ in opt.parameters_and_names()]
     assert names[:2] == ["global_step", "learning_rate"] and names[-2:] == ["beta1_power", "beta2_power"]
+
+
+def test_state_monitor_trains_as_in_mindspore(alias, tmp_path):
+    """mindcv's StateMonitor in Model.train (compat/record/state_monitor_train.py): Model enters it
+    as a context manager (its SummaryRecord), and its logged losses and rates, the epoch table,
+    the final weights, the files it writes and the optimizer checkpoint's entries are MindSpore's."""
+    import importlib.util
+
+    from _ms_helpers import COMPAT
+
+    path = COMPAT / "record" / "state_monitor_train.py"
+    spec = importlib.util.spec_from_file_location("state_monitor_train", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    expected = recorded("state_monitor.json")
+    ms.set_seed(1)
+    actual = module.run(str(tmp_path))
+    for key in ("files", "summary_files", "epoch_accuracy", "global_step", "best_ckpt"):
+        assert actual[key] == expected[key], key
+    assert sorted(actual["optim_ckpt"]) == sorted(expected["optim_ckpt"])
+    # 12 float32 AdamW steps, summed in another order; the logs print six decimals
+    for key in ("weight", "bias"):
+        np.testing.assert_allclose(actual[key], expected[key], rtol=0, atol=1e-6, err_msg=key)
+    for key in ("logged_loss", "logged_lr", "epoch_loss"):
+        np.testing.assert_allclose(actual[key], expected[key], rtol=0, atol=1.01e-6, err_msg=key)
+    for name, values in expected["optim_ckpt"].items():
+        np.testing.assert_allclose(actual["optim_ckpt"][name], values, rtol=1e-5, atol=1e-6, err_msg=name)

@@ -128,6 +128,12 @@ def tensor_repr(x: paddle.Tensor) -> str:
     return f"Tensor(shape={list(array.shape)}, dtype={dtype_name(x.dtype)}, value={gap}{_values_text(array)})"
 
 
+def cache_enable(p: paddle.Tensor) -> bool:
+    """``Parameter.cache_enable``: MindSpore's host-cached embedding tables (parameter-server
+    training) are never set up here, so always False."""
+    return False
+
+
 def param_name(p: paddle.Tensor) -> str:
     """MindSpore's parameter name: given at creation, set by the cells that own it."""
     name = getattr(p, "_ms_name", None)

@@ -54,6 +54,7 @@ DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": dat
 PARAMETER_DISPATCHED: dict[str, Callable] = {
     "__str__": data.param_repr, "__repr__": data.param_repr, "clone": data.param_clone,
 }
+PARAMETER_ADDED_PROPERTIES: dict[str, Callable] = {"cache_enable": data.cache_enable}
 
 _INSTALLED: list[tuple[type, str]] = []
 
@@ -96,6 +97,15 @@ def _guard(cls_name: str, name: str, original: Any) -> Any:
         return original(self, *args, **kwargs)
 
     return member
+
+
+def _added_property(name: str, ours: Callable) -> property:
+    def get(self: Any) -> Any:
+        if mindspore_caller():
+            return ours(self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    return property(get, doc=ours.__doc__)
 
 
 def _missing_attribute(self: Any, name: str) -> Any:
@@ -155,6 +165,8 @@ def install_tensor_methods() -> None:
         original = own_member(EagerParamBase, name)
         original = tensor.__dict__[name] if original is ABSENT else original
         _set(EagerParamBase, name, _dispatch(name, original, ours))
+    for name, ours in PARAMETER_ADDED_PROPERTIES.items():
+        _set(EagerParamBase, name, _added_property(name, ours))
     _set(tensor, "name", _property(own_member(tensor, "name"), data.param_name, data.set_param_name))
 
 

@@ -1,6 +1,8 @@
 """Transposed convolution cells: ``nn.Conv1dTranspose``, ``nn.Conv2dTranspose``, ``nn.Conv3dTranspose``.
 
-Weight layout ``(in_channels, out_channels / group, *kernel)`` (MindSpore's and Paddle's). Output
+Weight layout ``(in_channels, out_channels / group, *kernel)`` (MindSpore's and Paddle's);
+``Conv1dTranspose`` is, as in MindSpore, the 2-D one over ``(N, C, 1, L)``, its weight
+``(in_channels, out_channels / group, 1, k)`` (a ``weight_init`` Tensor is 3-D and gains the axis). Output
 size per spatial axis, as MindSpore documents it: ``'same'`` gives ``in * stride``; ``'valid'``
 ``(in - 1) * stride + dilation * (k - 1) + 1``; ``'pad'`` that minus the two paddings.
 """
@@ -69,10 +71,10 @@ class _ConvTranspose(Cell):
         self.padding = {"same": "SAME", "valid": 0}.get(mode, list(pads))
         self.group = group
         self.in_channels, self.out_channels, self.has_bias = in_channels, out_channels, has_bias
-        w_init = default_weight_init() if weight_init is None else weight_init
+        w_init = default_weight_init() if weight_init is None else self.weight_init_value(weight_init)
         self.weight = make_parameter(
             w_init,
-            [in_channels, out_channels // group, *self.kernel_size],
+            [in_channels, out_channels // group, *self.weight_kernel()],
             dtype,
             f"{self.op.lower()}.weight",
         )
@@ -83,6 +85,12 @@ class _ConvTranspose(Cell):
                 fan_in *= k
             b_init = default_bias_init(fan_in) if bias_init is None else bias_init
             self.bias = make_parameter(b_init, [out_channels], dtype, f"{self.op.lower()}.bias")
+
+    def weight_kernel(self) -> tuple[int, ...]:
+        return self.kernel_size
+
+    def weight_init_value(self, weight_init: Any) -> Any:
+        return weight_init
 
     def construct(self, x: paddle.Tensor) -> paddle.Tensor:
         if x.ndim != self.rank + 2:
@@ -103,7 +111,34 @@ class Conv1dTranspose(_ConvTranspose):
     dilation=1, group=1, has_bias=False, ...)`` on ``(N, C, L)``."""
 
     rank, op = 1, "Conv1dTranspose"
-    function = staticmethod(F.conv1d_transpose)
+
+    def weight_kernel(self) -> tuple[int, ...]:
+        return (1, *self.kernel_size)
+
+    def weight_init_value(self, weight_init: Any) -> Any:
+        if isinstance(weight_init, paddle.Tensor):
+            if weight_init.ndim != 3:
+                raise ValueError(
+                    f"For 'Conv1dTranspose', the 'weight_init_shape' must be int and must = 3, "
+                    f"but got '{weight_init.ndim}' with type 'int'."
+                )
+            return paddle.unsqueeze(weight_init, 2)
+        return weight_init
+
+    def construct(self, x: paddle.Tensor) -> paddle.Tensor:
+        if x.ndim != 3:
+            raise ValueError(f"For 'Conv1dTranspose', the input must have rank 3, but got {x.ndim}.")
+        padding = self.padding if isinstance(self.padding, str | int) else [0, 0, *self.padding]
+        output = F.conv2d_transpose(
+            paddle.unsqueeze(x, 2),
+            self.weight,
+            self.bias,
+            stride=(1, *self.stride),
+            padding=padding,
+            dilation=(1, *self.dilation),
+            groups=self.group,
+        )
+        return paddle.squeeze(output, 2)
 
 
 class Conv2dTranspose(_ConvTranspose):

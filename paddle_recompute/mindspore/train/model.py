@@ -213,7 +213,12 @@ class Model:
                 "performed with dataset not sink.",
                 stacklevel=3,
             )
-        cbs = CallbackList(callbacks)
+        with CallbackList(callbacks) as cbs:
+            self._train_epochs(epoch, dataset, cbs, initial_epoch, valid)
+
+    def _train_epochs(
+        self, epoch: int, dataset: Any, cbs: CallbackList, initial_epoch: int, valid: tuple | None
+    ) -> None:
         cb_params = self._params(epoch - initial_epoch, dataset, cbs, False)  # MindSpore: epochs left
         run_context = RunContext(cb_params)
         rows = dataset.create_tuple_iterator(num_epochs=epoch - initial_epoch)
@@ -266,7 +271,10 @@ class Model:
                 "For 'Model.eval', the model argument 'metrics' can not be None or empty, "
                 "you should set the argument 'metrics' for model."
             )
-        cbs = CallbackList(callbacks)
+        with CallbackList(callbacks) as cbs:
+            return self._eval_pass(valid_dataset, cbs, dataset_sink_mode)
+
+    def _eval_pass(self, valid_dataset: Any, cbs: CallbackList, dataset_sink_mode: bool) -> dict:
         cb_params = CallbackParams(
             eval_network=self._eval_network or self._network,
             valid_dataset=valid_dataset,

@@ -19,6 +19,7 @@ import numpy as np
 import paddle
 
 from .._validate import not_provided
+from ..nn.optim import Optimizer
 from ._ckpt_io import read_ckpt, read_safetensors, write_ckpt, write_safetensors
 from ._surface import (
     Parameter,
@@ -55,9 +56,34 @@ def _array(value: paddle.Tensor) -> tuple[np.ndarray, str]:
     return array, dtype_name(value.dtype)
 
 
+def _optimizer_pairs(optimizer: Optimizer) -> list[tuple[str, Any]]:
+    """An optimizer Cell's parameters (its state, network parameters included, as MindSpore
+    saves it), and the per-parameter state the layer's own optimizers keep as plain tensors."""
+    pairs = list(optimizer.parameters_and_names())
+    for prefix, values in optimizer.state():
+        pairs += [(f"{prefix}.{param_name(p)}", v) for p, v in zip(optimizer.parameters, values, strict=True)]
+    return pairs
+
+
+def _cell_pairs(cell: paddle.nn.Layer) -> list[tuple[str, Any]]:
+    """A cell's parameters, then the state of the optimizers its cells hold (a training cell's
+    ``optimizer``), each tensor once, as MindSpore saves a ``TrainOneStepCell``."""
+    pairs = list(named_parameters(cell))
+    seen = {id(v) for _, v in pairs}
+    for layer in (cell, *cell.sublayers()):
+        for value in vars(layer).values():
+            if isinstance(value, Optimizer):
+                fresh = [(k, v) for k, v in _optimizer_pairs(value) if id(v) not in seen]
+                seen.update(id(v) for _, v in fresh)
+                pairs += fresh
+    return pairs
+
+
 def _named(save_obj: Any, choice_func: Callable | None) -> list[tuple[str, Any]]:
     if isinstance(save_obj, paddle.nn.Layer):
-        pairs = list(named_parameters(save_obj))
+        pairs = _cell_pairs(save_obj)
+    elif isinstance(save_obj, Optimizer):
+        pairs = _optimizer_pairs(save_obj)
     elif isinstance(save_obj, dict):
         pairs = list(save_obj.items())
         bad = [k for k, _ in pairs if not isinstance(k, str)]
@@ -129,7 +155,7 @@ def save_checkpoint(
         ['bias', 'weight']
     """
     _check_format(format, "save_checkpoint")
-    if not isinstance(save_obj, paddle.nn.Layer | list | dict):
+    if not isinstance(save_obj, paddle.nn.Layer | list | dict | Optimizer):
         raise TypeError(
             f"For 'save_checkpoint', the parameter 'save_obj' must be nn.Cell, list or dict, "
             f"but got {type(save_obj)}."

@@ -40,7 +40,8 @@ class OptimizerCell:
         state = self.__dict__.get("_ms_state")
         if state is not None:
             held = state.get(name)
-            if isinstance(held, Parameter) and isinstance(value, paddle.Tensor) and not isinstance(value, Parameter):
+            takes_value = isinstance(value, paddle.Tensor) and not isinstance(value, Parameter)
+            if isinstance(held, Parameter) and takes_value:
                 with paddle.no_grad():  # a Cell's set_data: the Parameter takes the value
                     paddle.assign(value.astype(held.dtype), output=held)
                 return

@@ -8,6 +8,7 @@ nothing by default.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 __all__ = ["Callback", "RunContext", "CallbackParams", "CallbackList"]
@@ -107,7 +108,10 @@ class Callback:
 
 
 class CallbackList:
-    """Calls a hook on every callback in order."""
+    """Calls a hook on every callback in order. As a context manager (as ``Model`` uses it) it
+    enters every callback first and calls hooks on what each ``__enter__`` returned, exiting them
+    in reverse order afterwards, as MindSpore's ``_CallbackManager`` does (mindcv's
+    ``StateMonitor`` opens its ``SummaryRecord`` in ``__enter__``)."""
 
     def __init__(self, callbacks: Any):
         items = (
@@ -124,6 +128,18 @@ class CallbackList:
                 f"functions, but got {type(bad[0])}."
             )
         self.callbacks = items
+
+    def __enter__(self) -> CallbackList:
+        self._stack = ExitStack().__enter__()
+        entered = []
+        for callback in self.callbacks:
+            target = self._stack.enter_context(callback)
+            entered.append(target if isinstance(target, Callback) else callback)
+        self.callbacks = entered
+        return self
+
+    def __exit__(self, *err: Any) -> Any:
+        return self._stack.__exit__(*err)
 
     def call(self, hook: str, run_context: RunContext) -> None:
         for callback in self.callbacks:
