@@ -1,6 +1,7 @@
 # ruff: noqa: E501  (a table of case sources, one line each)
 """Cases for mindcv's own optimizers (``mindcv.create_optimizer``: adamw, adan, lion, nadam, as
-Cells on ``nn.Optimizer``), their state parameters, and ``nn.Conv1dTranspose``'s 4-D weight.
+Cells on ``nn.Optimizer``), their state parameters, ``nn.Conv1dTranspose``'s 4-D weight, and the
+hue shift and expanded rotation of the dataset's vision transforms at fixed parameters.
 
 Same form as ms_cases.py (its inputs are in scope); the sources ``import mindcv`` (under the
 runner's import alias here). Recorded by
@@ -72,4 +73,21 @@ NN = {
     "conv1d_transpose_default_shape": "c = nn.Conv1dTranspose(6, 4, 5, group=2)\nresult = (c.weight.shape, c.weight.name)",
 }
 
-GROUPS = {"mindcv_optim": OPTIM, "nn": NN}
+_IMG = "img = np.random.RandomState(1).randint(0, 256, (8, 10, 3)).astype(np.uint8)\nimg[0, 0] = [20, 30, 40]\nv = ms.dataset.vision\n"
+
+VISION = {
+    "hue_values": _IMG + "result = [Tensor(v.RandomColorAdjust(hue=(h, h))(img)) for h in (-0.5, -0.3, -0.1, 0.002, 0.05, 0.3, 0.5)]",
+    "hue_grey_and_saturated": "import numpy as np\nv = ms.dataset.vision\nimg = np.array([[[0, 0, 0], [255, 255, 255], [128, 128, 128], [255, 0, 0]], [[0, 255, 0], [0, 0, 255], [255, 255, 0], [1, 2, 3]]], np.uint8)\n"
+                              "result = [Tensor(v.RandomColorAdjust(hue=(h, h))(img)) for h in (0.2, -0.45)]",
+    "hue_with_brightness": _IMG + "result = Tensor(v.RandomColorAdjust(brightness=(1.3, 1.3), hue=(0.2, 0.2))(img))",
+    "hue_bad_range": "v = ms.dataset.vision\nresult = v.RandomColorAdjust(hue=(0.1, 0.6))",
+    "hue_bad_number": "v = ms.dataset.vision\nresult = v.RandomColorAdjust(hue=0.7)",
+    "rotation_expand_angles": _IMG + "result = [Tensor(v.RandomRotation((d, d), expand=True)(img)) for d in (0, 30, 45, 90, -60, 135, 180, 200)]",
+    "rotation_expand_bicubic_fill": _IMG + "result = Tensor(v.RandomRotation((-35, -35), resample=v.Inter.BICUBIC, expand=True, fill_value=(5, 6, 7))(img))",
+    "rotation_expand_center": _IMG + "result = (Tensor(v.RandomRotation((25, 25), expand=True, center=(2, 3))(img)), Tensor(v.RandomRotation((70, 70), resample=v.Inter.BILINEAR, expand=True, center=(7, 1))(img)))",
+    "rotation_expand_grey": "import numpy as np\nv = ms.dataset.vision\nimg = np.random.RandomState(2).randint(0, 256, (9, 6)).astype(np.uint8)\nresult = (Tensor(v.RandomRotation((50, 50), expand=True)(img)), Tensor(v.RandomRotation((50, 50), resample=v.Inter.BILINEAR, expand=True)(img)))",
+    "rotation_expand_pil": "import numpy as np\nfrom PIL import Image\nv = ms.dataset.vision\nimg = Image.fromarray(np.random.RandomState(1).randint(0, 256, (8, 10, 3)).astype(np.uint8))\n"
+                           "result = [Tensor(np.asarray(v.RandomRotation((d, d), expand=True)(img))) for d in (30, 100)]",
+}
+
+GROUPS = {"mindcv_optim": OPTIM, "nn": NN, "vision": VISION}

@@ -26,12 +26,9 @@ LOOSE = {name for name in CASES if name.startswith(("optim/", "loss_scale/"))}
 # Documented differences (compat/README.md): what the layer raises instead, and why.
 KNOWN = {"optim/adagrad_no_slots": "MindSpore's CPU kernel ignores update_slots=False (recorded: the "
                                    "losses of update_slots=True); its documentation freezes the accumulator"}
-# Named features the layer does not provide: MindSpore's output is recorded, the layer raises.
-NOT_PROVIDED = {"vision/hue": "NotImplementedError",
-                "vision/rotation_bilinear_expand": "NotImplementedError"}
 # Not bit-exact, checked against the recording below (compat/README.md says why).
 NEAR = {"vision/color", "vision/color_adjust_numbers"}
-CHECKED = sorted(set(CASES) - NO_MINDSPORE_KERNEL - STATE_NAMES - set(KNOWN) - set(NOT_PROVIDED) - NEAR)
+CHECKED = sorted(set(CASES) - NO_MINDSPORE_KERNEL - STATE_NAMES - set(KNOWN) - NEAR)
 
 
 @pytest.mark.parametrize("name", CHECKED)
@@ -84,12 +81,6 @@ def test_lamb_follows_mindspore_documented_update(wd):
     np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5, atol=1e-6)
     names = [n for n, _ in optimizer_entries(opt, 3)]
     assert names == ["global_step", "learning_rate", "lamb_m.w", "lamb_v.w"]
-
-
-@pytest.mark.parametrize("name", sorted(NOT_PROVIDED))
-def test_not_provided_raises(name):
-    assert "error" not in CASES[name]["result"]  # MindSpore gives a result
-    assert type(run_case(CASES[name]["source"])).__name__ == NOT_PROVIDED[name]
 
 
 def _image(result: dict) -> np.ndarray:

@@ -74,50 +74,81 @@ def inverse_matrix(center: tuple[float, float], angle: float, translate: tuple[f
     return m
 
 
-def _transform(image: Any, matrix_of: Any, resample: int, fill_value: Any) -> Any:
+def _expanded_size(w: int, h: int, angle: float) -> tuple[float, float]:
+    """OpenCV's ``RotatedRect(c, (w, h), angle).boundingRect2f()`` width and height (float32, as
+    OpenCV computes the corners), which MindSpore's ``expand=True`` output takes."""
+    f32 = np.float32
+    rad = angle * math.pi / 180.0
+    b, a = f32(math.cos(rad)) * f32(0.5), f32(math.sin(rad)) * f32(0.5)
+    dx = [-a * f32(h) - b * f32(w), a * f32(h) - b * f32(w)]
+    dy = [b * f32(h) - a * f32(w), -b * f32(h) - a * f32(w)]
+    xs, ys = dx + [-v for v in dx], dy + [-v for v in dy]
+    return float(max(xs) - min(xs)), float(max(ys) - min(ys))
+
+
+def _out_shape(image: np.ndarray, size: tuple[int, int]) -> tuple[int, ...]:
+    return (size[1], size[0], *image.shape[2:])
+
+
+def _transform(image: Any, matrix_of: Any, resample: int, fill_value: Any, size_of: Any = None) -> Any:
+    """``image`` warped by ``matrix_of(w, h)`` into ``size_of(w, h)`` (default its own size)."""
     numpy_input = isinstance(image, np.ndarray)
     if numpy_input and resample != Image.NEAREST and image.dtype == np.uint8:
         data = image[..., None] if image.ndim == 2 else image
         h, w = data.shape[:2]
+        size = size_of(w, h) if size_of else (w, h)
         m = matrix_of(w, h)  # pixel centres -> OpenCV's integer coordinates
         m = [m[0], m[1], m[2] + 0.5 * (m[0] + m[1] - 1), m[3], m[4], m[5] + 0.5 * (m[3] + m[4] - 1)]
         reverse = resample == Image.BICUBIC  # recorded: bicubic fills reversed, bilinear in order
         fill = _fill(fill_value, 3, reverse)[: data.shape[2]] if data.shape[2] <= 3 else (0,) * data.shape[2]
-        out = warp_affine(data, m, 4 if resample == Image.BICUBIC else 2, fill)
-        return out.reshape(image.shape)
+        out = warp_affine(data, m, 4 if resample == Image.BICUBIC else 2, fill, size)
+        return out.reshape(_out_shape(image, size))
     pil = image
     if numpy_input:
         pil = Image.fromarray(image[..., 0] if image.ndim == 3 and image.shape[2] == 1 else image)
     w, h = pil.size
+    size = size_of(w, h) if size_of else (w, h)
     fill = _fill(fill_value, len(pil.getbands()), numpy_input)
-    out = pil.transform((w, h), Image.AFFINE, matrix_of(w, h), resample, fillcolor=fill)
-    return np.asarray(out).reshape(image.shape) if numpy_input else out
+    out = pil.transform(size, Image.AFFINE, matrix_of(w, h), resample, fillcolor=fill)
+    return np.asarray(out).reshape(_out_shape(image, size)) if numpy_input else out
 
 
 class RandomRotation:
     """``RandomRotation(degrees, resample=Inter.NEAREST, expand=False, center=None, fill_value=0)``:
     rotate counter-clockwise by an angle drawn from ``degrees`` (a number ``d``: ``[-d, d]``)
-    about ``center`` (default the image centre); ``expand=True`` is not provided."""
+    about ``center`` (default the image centre). ``expand=True``: MindSpore's OpenCV recipe, the
+    output the rounded size of the rotated rectangle's float32 bounding box, the rotation shifted
+    by half the size difference (so a given ``center`` moves the content as in MindSpore); on a
+    Pillow image, Pillow's ``rotate(expand=True)``, as MindSpore does."""
 
     def __init__(self, degrees: Any, resample: Inter = Inter.NEAREST, expand: bool = False,
                  center: Any = None, fill_value: Any = 0):
         self.degrees = _pair(degrees, "RandomRotation", "degrees")
         self.resample = _resample(resample, "RandomRotation")
-        if expand:
-            raise not_provided("vision.RandomRotation(expand=True)", "MindSpore's expanded size is OpenCV's")
-        self.center, self.fill_value = center, fill_value
+        self.expand, self.center, self.fill_value = bool(expand), center, fill_value
 
     def __call__(self, image: Any) -> Any:
         angle = _draw(*self.degrees)
+        if self.expand and isinstance(image, Image.Image):  # MindSpore hands Pillow images to Pillow
+            fill = _fill(self.fill_value, len(image.getbands()), False)
+            return image.rotate(angle, self.resample, expand=True, center=self.center, fillcolor=fill)
+
+        def size(w: int, h: int) -> tuple[int, int]:
+            bw, bh = _expanded_size(w, h, angle)
+            return int(np.rint(bw)), int(np.rint(bh))  # OpenCV's Size2f -> Size: round half to even
 
         def matrix(w: int, h: int) -> list[float]:
             # a given centre is in integer pixel coordinates (OpenCV's), the default the image's middle
             center = (w * 0.5, h * 0.5)
             if self.center is not None:
                 center = (self.center[0] + 0.5, self.center[1] + 0.5)
-            return inverse_matrix(center, -angle, (0.0, 0.0), 1.0, (0.0, 0.0))
+            shift = (0.0, 0.0)
+            if self.expand:
+                bw, bh = _expanded_size(w, h, angle)
+                shift = (bw / 2.0 - w / 2.0, bh / 2.0 - h / 2.0)
+            return inverse_matrix(center, -angle, shift, 1.0, (0.0, 0.0))
 
-        return _transform(image, matrix, self.resample, self.fill_value)
+        return _transform(image, matrix, self.resample, self.fill_value, size if self.expand else None)
 
 
 def _shear(shear: Any) -> tuple[tuple[float, float], tuple[float, float]]:

@@ -23,6 +23,7 @@ import numpy as np
 from PIL import Image, ImageEnhance
 
 from ..config import generator
+from ._hsv import shift_hue
 from ._pixels import as_numpy
 
 __all__ = ["Invert", "Equalize", "AutoContrast", "RandomPosterize", "RandomSolarize", "RandomColor",
@@ -209,10 +210,10 @@ class RandomSharpness:
 
 class RandomColorAdjust:
     """``RandomColorAdjust(brightness=(1, 1), contrast=(1, 1), saturation=(1, 1), hue=(0, 0))``:
-    factors drawn from each range (a number ``v`` means ``[max(0, 1 - v), 1 + v]``), the three
-    adjustments applied in a random order, as MindSpore does (it gave 6 different outputs for
-    fixed factors, observed). A hue shift is not provided (MindSpore's goes through OpenCV's HSV
-    conversion, not reproduced here)."""
+    factors drawn from each range (a number ``v`` means ``[max(0, 1 - v), 1 + v]``; for ``hue``
+    ``[-v, v]``, within ``[-0.5, 0.5]``), the four adjustments applied in a random order, as
+    MindSpore does (it gave 6 different outputs for three fixed factors, observed). The hue shift
+    is MindSpore's OpenCV HSV arithmetic (NOTE [ Hue arithmetic ] in ``_hsv.py``)."""
 
     def __init__(self, brightness: Any = (1, 1), contrast: Any = (1, 1), saturation: Any = (1, 1),
                  hue: Any = (0, 0)):
@@ -220,15 +221,20 @@ class RandomColorAdjust:
         self.brightness = _range(brightness, api, "brightness", 1.0)
         self.contrast = _range(contrast, api, "contrast", 1.0)
         self.saturation = _range(saturation, api, "saturation", 1.0)
-        hue_range = _range(hue, api, "hue", 0.0) if not isinstance(hue, int | float) else (-hue, hue)
-        if any(hue_range):
-            from ..._validate import not_provided
-
-            raise not_provided("vision.RandomColorAdjust(hue=...)", "leave hue at (0, 0)")
+        if isinstance(hue, int | float) and not isinstance(hue, bool):
+            if not 0 <= hue <= 0.5:
+                raise ValueError(f"{api}: hue should be in [0, 0.5], got {hue}.")
+            hue = (-hue, hue)
+        self.hue = _range(hue, api, "hue")
+        if not -0.5 <= self.hue[0] <= self.hue[1] <= 0.5:
+            raise ValueError(f"{api}: hue should be a (min, max) sequence within [-0.5, 0.5], got {hue!r}.")
 
     def __call__(self, image: Any) -> Any:
-        factors = [_uniform(*self.brightness), _uniform(*self.contrast), _uniform(*self.saturation)]
-        order = generator().permutation(3).tolist()
+        # MindSpore shifts the hue whenever its range is not (0, 0): a drawn 0 still converts
+        # to HSV and back, which changes some pixels (NOTE [ Hue arithmetic ])
+        hue = None if self.hue == (0, 0) else _uniform(*self.hue)
+        factors = [_uniform(*self.brightness), _uniform(*self.contrast), _uniform(*self.saturation), hue]
+        order = generator().permutation(4).tolist()
         return pixel_op(image, "RandomColorAdjust", lambda a: _adjusted(a, factors, order))
 
 
@@ -245,11 +251,11 @@ def _saturation(image: np.ndarray, factor: float) -> np.ndarray:
     return _blend(image, _grey(image), factor)
 
 
-_ADJUSTMENTS = (_brightness, _contrast, _saturation)
+_ADJUSTMENTS = (_brightness, _contrast, _saturation, shift_hue)
 
 
-def _adjusted(image: np.ndarray, factors: list[float], order: list[int]) -> np.ndarray:
+def _adjusted(image: np.ndarray, factors: list[float | None], order: list[int]) -> np.ndarray:
     for index in order:
-        if factors[index] != 1:
+        if factors[index] is not None and (index == 3 or factors[index] != 1):
             image = _ADJUSTMENTS[index](image, factors[index])
     return image

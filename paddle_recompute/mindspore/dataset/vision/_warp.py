@@ -53,12 +53,15 @@ def _table(taps: int) -> np.ndarray:
     return table
 
 
-def warp_affine(image: np.ndarray, m: list[float], taps: int, fill: tuple) -> np.ndarray:
+def warp_affine(image: np.ndarray, m: list[float], taps: int, fill: tuple,
+                size: tuple[int, int] | None = None) -> np.ndarray:
     """``image`` (uint8 H x W x C) warped by the inverse matrix ``m`` with 2 (linear) or 4 (cubic)
-    taps; positions outside read ``fill`` (one value per channel)."""
+    taps into ``size`` (width, height; default the input's); positions outside read ``fill``
+    (one value per channel)."""
     h, w, c = image.shape
     ab = 1 << 10
-    xs, ys = np.arange(w), np.arange(h)
+    out_w, out_h = size or (w, h)
+    xs, ys = np.arange(out_w), np.arange(out_h)
     half = 1 << (10 - _BITS - 1)
     ax = np.array([int(np.rint(m[0] * x * ab)) for x in xs])
     bx = np.array([int(np.rint(m[3] * x * ab)) for x in xs])
@@ -74,7 +77,7 @@ def warp_affine(image: np.ndarray, m: list[float], taps: int, fill: tuple) -> np
     padded[off:off + h, off:off + w] = image
     weights = _table(taps)[fy, fx]  # h, w, taps, taps
     start = 1 - taps // 2
-    acc = np.zeros((h, w, c), np.int64)
+    acc = np.zeros((out_h, out_w, c), np.int64)
     for dy in range(taps):
         for dx in range(taps):
             yy = np.clip(iy + start + dy + off, 0, padded.shape[0] - 1)
