@@ -34,7 +34,7 @@ from . import shape as layout
 from .names import GUARDED, MINDSPORE_ONLY
 from .paddle_members import ABSENT, own_member
 from .promote import OPERATORS, promoting
-from .scope import VERDICTS, classify, mindspore_assigner, mindspore_caller
+from .scope import VERDICTS, classify, mindspore_assigner, mindspore_caller, operator_caller
 
 __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods_installed"]
 
@@ -65,6 +65,23 @@ def _dispatch(name: str, original: Any, ours: Callable) -> Callable:
         frame = _getframe(1)  # inline mindspore_caller(): these members are on Paddle's hot path
         verdict = VERDICTS.get(frame.f_code)
         if classify(frame) if verdict is None else verdict:
+            return ours(self, *args, **kwargs)
+        return original(self, *args, **kwargs)
+
+    return member
+
+
+def _dispatch_operator(name: str, original: Any, ours: Callable) -> Callable:
+    """``_dispatch`` for the promoting operators, which also sees MindSpore code past the
+    observation frames of a policy region (NOTE [ Operators in observed regions ])."""
+
+    @functools.wraps(ours)
+    def member(self: Any, *args: Any, **kwargs: Any) -> Any:
+        frame = _getframe(1)
+        verdict = VERDICTS.get(frame.f_code)
+        if verdict is None:
+            verdict = classify(frame)
+        if verdict or operator_caller(frame):
             return ours(self, *args, **kwargs)
         return original(self, *args, **kwargs)
 
@@ -155,7 +172,7 @@ def install_tensor_methods() -> None:
         _set(tensor, name, _property(own_member(tensor, name), ours))
     for name in OPERATORS:  # MindSpore's type promotion between tensors (promote.py)
         original = own_member(tensor, name)
-        _set(tensor, name, _dispatch(name, original, promoting(original)))
+        _set(tensor, name, _dispatch_operator(name, original, promoting(original)))
     _set(tensor, "__getattr__", _missing_attribute)
     for name in sorted(GUARDED):
         original = own_member(tensor, name)

@@ -23,7 +23,8 @@ import os
 import sys
 from types import CodeType, FrameType, FunctionType, ModuleType
 
-__all__ = ["mindspore_caller", "mindspore_assigner", "classify", "set_script_root", "VERDICTS"]
+__all__ = ["mindspore_caller", "mindspore_assigner", "classify", "set_script_root", "VERDICTS",
+           "operator_caller", "MACHINERY"]
 
 _LAYER = "paddle_recompute.mindspore"
 VERDICTS: dict[CodeType, bool] = {}  # read inline by the installed members (the hot path)
@@ -38,9 +39,7 @@ def set_script_root(path: str | None) -> None:
 
 def mindspore_caller(depth: int = 2) -> bool:
     """Whether the frame ``depth`` levels above this call runs MindSpore code."""
-    frame = sys._getframe(depth)
-    verdict = VERDICTS.get(frame.f_code)
-    return classify(frame) if verdict is None else verdict
+    return mindspore_frame(sys._getframe(depth + 1))
 
 
 def classify(frame: FrameType) -> bool:
@@ -50,6 +49,39 @@ def classify(frame: FrameType) -> bool:
     if verdict or code.co_name != "<module>":
         VERDICTS[code] = verdict
     return verdict
+
+
+# NOTE [ Operators in observed regions ]: inside a policy region (and its rerun in backward)
+# paddle-recompute swaps the Tensor operators for wrappers that hand each call to the region's
+# observer (``_core/tensor_methods.py``), so between the code that wrote ``a + b`` and the
+# installed member stand frames of ``_core`` / ``_selective`` / ``_planner``. For the
+# promoting operators the member looks past those frames to the code that wrote the operator;
+# other members do not (the machinery's own ``reshape`` or ``shape`` must stay Paddle's).
+MACHINERY = ("paddle_recompute._core", "paddle_recompute._selective", "paddle_recompute._planner")
+_MACHINERY_CODES: dict[CodeType, bool] = {}
+
+
+def operator_caller(frame: FrameType) -> bool:
+    """For an operator member whose caller ``frame`` got Paddle's verdict: whether the call
+    came through paddle-recompute's observation from MindSpore code (NOTE [ Operators in
+    observed regions ])."""
+    outer: FrameType | None = frame
+    while outer is not None and _machinery(outer):
+        outer = outer.f_back
+    return outer is not frame and outer is not None and mindspore_frame(outer)
+
+
+def _machinery(frame: FrameType) -> bool:
+    code = frame.f_code
+    known = _MACHINERY_CODES.get(code)
+    if known is None:
+        known = _MACHINERY_CODES[code] = (frame.f_globals.get("__name__") or "").startswith(MACHINERY)
+    return known
+
+
+def mindspore_frame(frame: FrameType) -> bool:
+    verdict = VERDICTS.get(frame.f_code)
+    return classify(frame) if verdict is None else verdict
 
 
 def mindspore_assigner() -> bool:
