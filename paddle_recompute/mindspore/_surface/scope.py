@@ -39,7 +39,7 @@ def set_script_root(path: str | None) -> None:
 
 def mindspore_caller(depth: int = 2) -> bool:
     """Whether the frame ``depth`` levels above this call runs MindSpore code."""
-    return mindspore_frame(sys._getframe(depth + 1))
+    return mindspore_frame(sys._getframe(depth))
 
 
 def classify(frame: FrameType) -> bool:
