@@ -90,4 +90,13 @@ VISION = {
                            "result = [Tensor(np.asarray(v.RandomRotation((d, d), expand=True)(img))) for d in (30, 100)]",
 }
 
-GROUPS = {"mindcv_optim": OPTIM, "nn": NN, "vision": VISION}
+TENSOR = {
+    "repeat_interleave": "x = Tensor(A)\nresult = (x.repeat_interleave(2, 0), x.repeat_interleave(2), x.repeat_interleave(Tensor(np.array([1, 3, 2], np.int32)), 1), x.repeat_interleave(3, dim=-1))",
+    "reshape_as": "result = (Tensor(B).reshape_as(Tensor(np.zeros((6, 4), np.float32))), Tensor(A).reshape_as(Tensor(np.zeros((3, 2), np.int32))))",
+    "lcm": "result = (Tensor(np.array([4, 6, 0, -8], np.int32)).lcm(Tensor(np.array([6, 4, 5, 12], np.int32))), Tensor(np.array([[3], [5]], np.int64)).lcm(Tensor(np.array([2, 10], np.int64))))",
+    "flush_from_cache": "x = Tensor(A)\nr = x.flush_from_cache()\nresult = (r, x)",
+    "row_tensor": "r = ms.RowTensor(Tensor(np.array([0, 2], np.int32)), Tensor(G[:2].copy()), (4, 3))\nresult = (r.indices, r.values, r.dense_shape)",
+    "parameter_cache_enable": "p = Parameter(Tensor(A), name='p')\nresult = p.cache_enable",
+}
+
+GROUPS = {"mindcv_optim": OPTIM, "nn": NN, "vision": VISION, "tensor": TENSOR}

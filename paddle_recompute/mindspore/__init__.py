@@ -24,8 +24,8 @@ from ._surface.install import install_tensor_methods, tensor_methods_installed, 
 from ._tensor import Parameter, ParameterTuple, Tensor
 from ._validate import MissingAPIError
 from ._validate import missing as _missing
-from ._validate import unprovided as _unprovided
 from .common import dtype
+from .common.sparse_tensor import RowTensor
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from .train import (
     Accuracy,
@@ -62,7 +62,6 @@ __all__ = [
     "boost", "numpy", "jit", "RowTensor", "amp",
 ]
 
-RowTensor = _unprovided("mindspore", "RowTensor")  # imported by model-zoo code at load time
 
 install_tensor_methods()  # for MindSpore code only: NOTE [ Caller-scoped Tensor semantics ]
 

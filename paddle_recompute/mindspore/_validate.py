@@ -10,8 +10,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["check_bool", "check_bool_param", "bind", "MissingAPIError", "missing", "not_provided",
-           "unprovided"]
+__all__ = ["check_bool", "check_bool_param", "bind", "MissingAPIError", "missing", "not_provided"]
 
 
 def check_bool(value: Any) -> bool:
@@ -56,19 +55,3 @@ def not_provided(what: str, hint: str = "") -> NotImplementedError:
     """The error for an option or form of a provided API that this layer does not cover."""
     suffix = f"; {hint}" if hint else ""
     return NotImplementedError(f"{what} is not provided by paddle_recompute.mindspore{suffix}")
-
-
-def unprovided(module: str, name: str, base: type = object) -> type:
-    """A class standing for the unprovided ``module.name`` that modules import at load time.
-
-    Importing and subclassing it work (mindcv defines subclasses of ``mindspore.train.Callback``-
-    like bases at import); constructing it, or any subclass, raises :class:`MissingAPIError`
-    naming ``module.name``. ``compat/api_audit.py`` counts it as not provided.
-    """
-    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
-        raise missing(module, name)
-
-    return type(name, (base,), {"__new__": __new__, "__module__": module,
-                                "_ms_unprovided": f"{module}.{name}",
-                                "__doc__": f"``{module}.{name}``: not provided (constructing it raises "
-                                           f"MissingAPIError)."})

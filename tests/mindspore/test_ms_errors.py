@@ -284,20 +284,18 @@ def test_missing_api_names_itself(module, name):
     assert not hasattr(module, name)  # still an AttributeError for hasattr()
 
 
-@pytest.mark.parametrize("factory", [lambda: ms.RowTensor()])
-def test_names_imported_at_load_time_raise_when_used(factory):
-    """mindcv imports these at module level: they exist, and constructing one names itself."""
-    with pytest.raises(ms.MissingAPIError, match=r"mindspore\.\S+ is not provided"):
-        factory()
-
-
-def test_subclass_of_an_unprovided_base_raises_too():
-    class Sparse(ms.RowTensor):
-        def __init__(self):
-            super().__init__()
-
-    with pytest.raises(ms.MissingAPIError, match="mindspore.RowTensor"):
-        Sparse()
+def test_row_tensor_holds_rows_and_matches_its_registrations():
+    """mindcv's train_step imports RowTensor and registers ("Tensor", "RowTensor") functions."""
+    indices, values = ms.Tensor(np.array([0, 2], np.int32)), ms.Tensor(np.ones((2, 3), np.float32))
+    row = ms.RowTensor(indices, values, (4, 3))
+    assert row.dense_shape == (4, 3) and row.indices is indices and row.values is values
+    assert ms.RowTensor(row_tensor=row).dense_shape == (4, 3)
+    scale = ops.MultitypeFuncGraph("scale")
+    scale.register("Tensor", "RowTensor")(lambda s, g: "rows")
+    scale.register("Tensor", "Tensor")(lambda s, g: "dense")
+    assert scale(values, row) == "rows" and scale(values, values) == "dense"
+    with pytest.raises(ValueError, match="'indices' must be 1-D"):
+        ms.RowTensor(indices, values, (4,))
 
 
 def test_from_import_of_a_missing_api_fails_and_names_it():

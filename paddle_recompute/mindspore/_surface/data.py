@@ -16,7 +16,7 @@ from .paddle_members import paddle_member
 
 __all__ = ["size", "softmax", "where", "asnumpy", "copy", "set_data", "init_data", "astype", "tensor_str",
            "tensor_format", "tensor_repr", "param_repr", "dtype_name", "param_clone", "param_name",
-           "set_param_name"]
+           "set_param_name", "cache_enable", "flush_from_cache"]
 
 _DTYPE_NAMES = {
     paddle.bool: "Bool", paddle.int8: "Int8", paddle.int16: "Int16", paddle.int32: "Int32",
@@ -126,6 +126,13 @@ def tensor_repr(x: paddle.Tensor) -> str:
     array = x.numpy()
     gap = "\n" if array.ndim > 1 else " "
     return f"Tensor(shape={list(array.shape)}, dtype={dtype_name(x.dtype)}, value={gap}{_values_text(array)})"
+
+
+def flush_from_cache(x: paddle.Tensor) -> None:
+    """``Tensor.flush_from_cache()``: MindSpore writes a host-cached tensor back to the host; no
+    tensor is cached here (``Parameter.cache_enable`` is always False), so, as MindSpore does
+    for an uncached tensor, there is nothing to write."""
+    return None
 
 
 def cache_enable(p: paddle.Tensor) -> bool:

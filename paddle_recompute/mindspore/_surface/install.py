@@ -40,7 +40,8 @@ __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods
 
 ADDED: dict[str, Callable] = {
     "asnumpy": data.asnumpy, "copy": data.copy, "init_data": data.init_data, "set_data": data.set_data,
-    "expand_dims": layout.expand_dims,
+    "expand_dims": layout.expand_dims, "reshape_as": layout.reshape_as,
+    "flush_from_cache": data.flush_from_cache,
 }
 DISPATCHED: dict[str, Callable] = {
     "reshape": layout.reshape, "view": layout.view, "transpose": layout.transpose, "permute": layout.permute,
@@ -49,6 +50,7 @@ DISPATCHED: dict[str, Callable] = {
     "var": reduce.var, "__str__": data.tensor_str, "__repr__": data.tensor_repr,
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
     "where": data.where, "unbind": layout.unbind, "__setitem__": data.setitem,
+    "repeat_interleave": layout.repeat_interleave,
 }
 DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size, "data": data.data}
 PARAMETER_DISPATCHED: dict[str, Callable] = {

@@ -16,7 +16,7 @@ dim div div_ divide double dtype eq erf exp exp_ expand_as expm1 fill_ flip floa
 greater greater_equal gt half int is_contiguous is_floating_point isfinite isinf isnan item le less
 less_equal log log10 log1p log2 log_ logical_and logical_not logical_or logical_xor long lt
 masked_fill masked_fill_ masked_select matmul maximum minimum mm mul mul_ multiply narrow ndim
-ndimension ne neg negative not_equal numel numpy outer pow prod reciprocal requires_grad round rsqrt
+lcm ndimension ne neg negative not_equal numel numpy outer pow prod reciprocal requires_grad round rsqrt
 short sigmoid sigmoid_ sign sin sinh size sqrt square sub sub_ subtract t tan tanh tanh_ tile tolist
 tril triu true_divide trunc  unsqueeze zero_
 """.split())
@@ -29,11 +29,11 @@ cholesky_solve conj copysign count_nonzero cov cross cummax cummin cumprod data_
 device diag diagflat diagonal diagonal_scatter diff digamma dot dsplit eigvals equal erfinv erfinv_
 expand exponential_ fill_diagonal_ floor_divide floor_divide_ fmax fmin frac gather gather_nd gcd
 heaviside hsplit hypot i0 imag index_add index_add_ index_fill index_fill_ index_put index_put_
-index_select inner inverse is_complex isclose isneginf isposinf isreal itemsize kthvalue lcm ldexp
+index_select inner inverse is_complex isclose isneginf isposinf isreal itemsize kthvalue ldexp
 lerp lgamma logaddexp logcumsumexp logit logsumexp lstsq mT masked_scatter masked_scatter_
 matrix_power median moveaxis msort multinomial nan_to_num nanmean nanmedian nanquantile nansum
 new_empty new_full new_ones new_zeros nextafter nonzero norm normal_ ormqr pin_memory qr quantile
-rad2deg random_ ravel real register_hook remainder remainder_ renorm repeat repeat_interleave
+rad2deg random_ ravel real register_hook remainder remainder_ renorm repeat
 requires_grad_ reverse roll rot90 scatter scatter_ scatter_add scatter_add_ select_scatter set_ sgn
 signbit sinc slice_scatter slogdet sort stride strides swapdims take tensor_split to topk trace type
 type_as unfold uniform_ unique unique_consecutive value view_as vsplit
@@ -45,13 +45,13 @@ MINDSPORE_ONLY = frozenset("""
 H absolute addbmm addcdiv addcmul addmv addr adjoint aminmax approximate_equal arccos arccosh arcsin
 arcsinh arctan arctan2 arctanh argmax_with_value argmin_with_value assign_value assign_value_cpp
 bernoulli cauchy choose col2im const_arg convert_bytes_to_tensor data_sync delete_ delta_seed det
-erfc fill fill_diagonal fills fliplr flipud float_power flush_from_cache fmod fold from_dlpack
+erfc fill fill_diagonal fills fliplr flipud float_power fmod fold from_dlpack
 from_numpy gather_elements geqrf ger get_bytes getitem_index_info hardshrink has_init histc hooks
 igamma igammac index index_copy_ index_of_parent_ init init_finished init_flag inplace_update inv
 invert is_init is_meta is_pinned is_shared is_signed itemset log_matrix_determinant log_normal
 logaddexp2 logdet lu_solve mH matrix_determinant move_to movedim mvlgamma nbytes nelement offload
 offload_file_path orgqr param_info parent_tensor_ positive ptp put_ random_categorical remove_hook
-reshape_as resize reverse_sequence scatter_div scatter_max scatter_min scatter_mul scatter_sub
+resize reverse_sequence scatter_div scatter_max scatter_min scatter_mul scatter_sub
 searchsorted select set_cast_dtype set_const_arg set_device_address set_dtype set_init_flag
 set_param_info setitem_index_info sign_ soft_shrink storage storage_offset sum_to_size svd
 symbolic_shape to_ to_coo to_csr to_dlpack top_k triangular_solve uniform unique_with_pad

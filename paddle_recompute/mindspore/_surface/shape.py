@@ -15,7 +15,7 @@ import paddle
 from .paddle_members import paddle_member
 
 __all__ = ["Shape", "shape", "reshape", "view", "transpose", "permute", "swapaxes", "expand_dims",
-           "squeeze", "flatten", "split", "chunk", "unbind"]
+           "squeeze", "flatten", "split", "chunk", "unbind", "reshape_as", "repeat_interleave"]
 
 
 class Shape(tuple):
@@ -95,6 +95,20 @@ def swapaxes(x: paddle.Tensor, axis0: int, axis1: int) -> paddle.Tensor:
 
 def expand_dims(x: paddle.Tensor, axis: int) -> paddle.Tensor:
     return paddle.unsqueeze(x, axis)
+
+
+def reshape_as(x: paddle.Tensor, other: paddle.Tensor) -> paddle.Tensor:
+    """``x.reshape_as(other)``: ``x`` in ``other``'s shape."""
+    return paddle.reshape(x, other.shape)
+
+
+def repeat_interleave(x: paddle.Tensor, repeats: Any, dim: int | None = None, *,
+                      output_size: int | None = None) -> paddle.Tensor:
+    """``repeat_interleave(repeats, dim=None)``: each element repeated ``repeats`` times (an int
+    or a Tensor of per-element counts) along ``dim``, over the flattened tensor when None."""
+    if isinstance(repeats, paddle.Tensor) and repeats.dtype != paddle.int64:
+        repeats = repeats.astype("int64")
+    return paddle.repeat_interleave(x, repeats, axis=dim)
 
 
 def squeeze(x: paddle.Tensor, *axis: Any, **kwargs: Any) -> paddle.Tensor:

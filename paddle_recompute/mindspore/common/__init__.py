@@ -3,12 +3,12 @@
 from .._seed import get_seed, set_seed
 from .._tensor import Parameter, ParameterTuple, Tensor
 from .._validate import missing as _missing
-from . import dtype, initializer, parameter, tensor
+from . import dtype, initializer, parameter, sparse_tensor, tensor
 from .recompute import recompute  # as in MindSpore, the name is the function, not the module
+from .sparse_tensor import RowTensor
 
 __all__ = ["Tensor", "Parameter", "ParameterTuple", "dtype", "initializer", "parameter", "tensor", "set_seed",
-           "get_seed",
-           "recompute"]
+           "get_seed", "recompute", "sparse_tensor", "RowTensor"]
 
 
 def __getattr__(name: str):

@@ -17,6 +17,7 @@ import paddle
 
 from .._primitive import Primitive
 from .._validate import not_provided
+from ..common.sparse_tensor import RowTensor
 
 __all__ = [
     "MultitypeFuncGraph",
@@ -48,8 +49,8 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "Function": lambda v: callable(v) and not isinstance(v, paddle.Tensor),
     "Primitive": lambda v: isinstance(v, Primitive),
     "None": lambda v: v is None,
+    "RowTensor": lambda v: isinstance(v, RowTensor),
     # sparse tensor kinds the layer does not provide: registrations are accepted, never matched
-    "RowTensor": lambda v: False,
     "COOTensor": lambda v: False,
     "CSRTensor": lambda v: False,
     "MapTensor": lambda v: False,
