@@ -74,3 +74,23 @@ def test_state_monitor_trains_as_in_mindspore(alias, tmp_path):
         np.testing.assert_allclose(actual[key], expected[key], rtol=0, atol=1.01e-6, err_msg=key)
     for name, values in expected["optim_ckpt"].items():
         np.testing.assert_allclose(actual["optim_ckpt"][name], values, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_model_checkpoint_saves_a_mindcv_optimizers_state(alias, tmp_path):
+    """ModelCheckpoint writes the training network with the optimizer's Parameters: for mindcv's
+    AdamW the entries MindSpore's own checkpoint of that network holds (state_monitor.json)."""
+    import mindcv
+
+    net = ms.nn.Dense(3, 2)
+    rates = [0.1, 0.05, 0.02, 0.01]
+    opt = mindcv.create_optimizer(net.trainable_params(), "adamw", lr=rates, weight_decay=0.01)
+    rng = np.random.RandomState(0)
+    data = ms.dataset.NumpySlicesDataset((rng.standard_normal((16, 3)).astype(np.float32),
+                                          (rng.rand(16) * 2).astype(np.int32)), ["x", "y"], shuffle=False)
+    config = ms.train.CheckpointConfig(save_checkpoint_steps=4)
+    saver = ms.train.ModelCheckpoint(prefix="dense", directory=str(tmp_path), config=config)
+    ms.Model(net, mindcv.create_loss("CE"), opt).train(1, data.batch(4), callbacks=[saver])
+    saved = ms.load_checkpoint(str(tmp_path / "dense-1_4.ckpt"))
+    assert sorted(saved) == recorded("state_monitor.json")["best_ckpt"]
+    assert saved["global_step"].numpy().tolist() == [4]
+    np.testing.assert_array_equal(saved["adam_m.weight"].numpy(), opt.moments1[0].numpy())

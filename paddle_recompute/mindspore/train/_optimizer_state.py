@@ -6,6 +6,8 @@ MindSpore's optimizers are Cells whose state is parameters: ``global_step`` (int
 The layer's optimizers keep that state as plain values; this module names it as MindSpore
 does: ``Optimizer.state()`` gives each optimizer's prefixes (``Adagrad``, ``RMSProp``, ``Lamb``
 too); the others contribute ``global_step`` and ``learning_rate`` only (compat/README.md).
+Optimizers written on MindSpore's Cell interface (mindcv's) hold their state as Parameters:
+those are the entries, under their own names.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ __all__ = ["optimizer_entries"]
 def optimizer_entries(optimizer: Any, global_step: int) -> list[tuple[str, Any]]:
     if optimizer is None:
         return []
+    if optimizer.defines_construct:  # its state is the Parameters it holds, named by MindSpore
+        network = {id(p) for p in optimizer.parameters}
+        return [(name, p) for name, p in optimizer.parameters_and_names() if id(p) not in network]
     entries = [
         ("global_step", np.array([global_step], np.int32)),
         ("learning_rate", optimizer.checkpoint_learning_rate()),

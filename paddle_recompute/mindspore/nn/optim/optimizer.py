@@ -236,7 +236,7 @@ class Optimizer(OptimizerCell):
             raise ValueError(
                 f"{type(self).__name__}: got {len(grads)} gradients for {len(self.parameters)} parameters"
             )
-        if type(self).construct is not Optimizer.construct:
+        if self.defines_construct:
             with paddle.no_grad():  # an optimizer written on MindSpore's Cell interface
                 return self.construct(tuple(grads))
         self._step_rates = {}
@@ -250,6 +250,12 @@ class Optimizer(OptimizerCell):
             self._steps += 1
             paddle.assign(paddle.full([1], self._steps, "int32"), output=self.global_step)
         return True
+
+    @property
+    def defines_construct(self) -> bool:
+        """Whether this optimizer is written on MindSpore's Cell interface (its own ``construct``,
+        its state in Parameters) rather than the layer's ``updated`` rule."""
+        return type(self).construct is not Optimizer.construct
 
     def construct(self, gradients: tuple) -> Any:
         """Overridden by optimizers written on MindSpore's interface; the layer's own optimizers
