@@ -152,6 +152,7 @@ def test_recorded_files_are_all_used_and_the_readme_quotes_them():
     used |= {"g_cases_reference.json", "g_tensor_api.json", "README.md"}  # test_ms_recorded_cases, _surface
     used |= {"ckpt", "e2e", "metrics.json", "datasets", "errors.json", "zoo"}  # issue 18 (recorded/README.md)
     used |= {"h_training_cases.json", "summary"}  # mindcv's training path: test_ms_training_cases, _summary
+    used |= {"i_mindcv_cases.json", "state_monitor.json"}  # mindcv's optimizers: test_ms_mindcv_optim
     assert sorted(p.name for p in RECORDED.iterdir()) == sorted(used)
     readme = (RECORDED / "README.md").read_text()
     for spec in PROGRAMS.values():
