@@ -94,3 +94,18 @@ def test_model_checkpoint_saves_a_mindcv_optimizers_state(alias, tmp_path):
     assert sorted(saved) == recorded("state_monitor.json")["best_ckpt"]
     assert saved["global_step"].numpy().tolist() == [4]
     np.testing.assert_array_equal(saved["adam_m.weight"].numpy(), opt.moments1[0].numpy())
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_assigning_the_learning_rate_parameter_changes_the_rate(grouped):
+    """MindSpore's learning-rate callbacks write ``optimizer.learning_rate``; the layer's own
+    optimizers read a constant rate from that Parameter each step."""
+    net = ms.nn.Dense(3, 2)
+    params = [{"params": net.trainable_params(), "lr": 0.5}] if grouped else net.trainable_params()
+    opt = ms.nn.SGD(params, learning_rate=0.1)
+    grads = tuple(ms.ops.ones_like(p) for p in net.trainable_params())
+    before = net.weight.numpy().copy()
+    rate = opt.learning_rate[0] if grouped else opt.learning_rate
+    ms.ops.assign(rate, ms.Tensor(np.float32(0.25)))
+    opt(grads)
+    np.testing.assert_array_equal(net.weight.numpy(), before - np.float32(0.25))

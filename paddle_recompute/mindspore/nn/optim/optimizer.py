@@ -222,6 +222,14 @@ class Optimizer(OptimizerCell):
         return self.learning_rate(self.global_step).reshape(())
 
     def lr_of(self, index: int) -> float:
+        """The rate of parameter ``index`` this step. A constant rate is read from its Parameter,
+        as MindSpore does, so ``ops.assign(optimizer.learning_rate, new)`` changes it."""
+        if not self.dynamic_lr:
+            rate: Any = self.learning_rate[index] if self.is_group_lr else self.learning_rate
+            key = id(rate)
+            if key not in self._step_rates:
+                self._step_rates[key] = float(rate.numpy())
+            return self._step_rates[key]
         rate = self._rates[index]
         key = id(rate)
         if key not in self._step_rates:
