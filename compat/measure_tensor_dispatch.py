@@ -27,7 +27,8 @@ PLAIN = textwrap.dedent('''
         net.clear_gradients()
 
     CASES = [("x.shape", lambda: x.shape, 20000), ("x.reshape([16, 8])", lambda: x.reshape([16, 8]), 20000),
-             ("x.std()", lambda: x.std(), 2000), ("MLP train step", step, 300)]
+             ("x + x", lambda: x + x, 20000), ("x.std()", lambda: x.std(), 2000),
+             ("MLP train step", step, 300)]
 
     def timings():
         return {label: min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e6 for label, fn, n in CASES}

@@ -34,7 +34,7 @@ from . import shape as layout
 from .names import GUARDED, MINDSPORE_ONLY
 from .paddle_members import ABSENT, own_member
 from .promote import OPERATORS, promoting
-from .scope import VERDICTS, classify, mindspore_assigner, mindspore_caller, operator_caller
+from .scope import MACHINERY_CODES, VERDICTS, classify, mindspore_assigner, mindspore_caller, operator_caller
 
 __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods_installed"]
 
@@ -80,10 +80,12 @@ def _dispatch_operator(name: str, original: Any, ours: Callable) -> Callable:
     @functools.wraps(ours)
     def member(self: Any, *args: Any, **kwargs: Any) -> Any:
         frame = _getframe(1)
-        verdict = VERDICTS.get(frame.f_code)
+        code = frame.f_code
+        verdict = VERDICTS.get(code)
         if verdict is None:
             verdict = classify(frame)
-        if verdict or operator_caller(frame):
+        # past the verdict, one dict read for code known not to be the observation machinery
+        if verdict or (MACHINERY_CODES.get(code, True) and operator_caller(frame)):
             return ours(self, *args, **kwargs)
         return original(self, *args, **kwargs)
 

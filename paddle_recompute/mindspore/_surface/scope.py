@@ -24,7 +24,7 @@ import sys
 from types import CodeType, FrameType, FunctionType, ModuleType
 
 __all__ = ["mindspore_caller", "mindspore_assigner", "classify", "set_script_root", "VERDICTS",
-           "operator_caller", "MACHINERY"]
+           "operator_caller", "MACHINERY", "MACHINERY_CODES"]
 
 _LAYER = "paddle_recompute.mindspore"
 VERDICTS: dict[CodeType, bool] = {}  # read inline by the installed members (the hot path)
@@ -58,7 +58,7 @@ def classify(frame: FrameType) -> bool:
 # promoting operators the member looks past those frames to the code that wrote the operator;
 # other members do not (the machinery's own ``reshape`` or ``shape`` must stay Paddle's).
 MACHINERY = ("paddle_recompute._core", "paddle_recompute._selective", "paddle_recompute._planner")
-_MACHINERY_CODES: dict[CodeType, bool] = {}
+MACHINERY_CODES: dict[CodeType, bool] = {}  # read inline by the operator members (hot path)
 
 
 def operator_caller(frame: FrameType) -> bool:
@@ -73,9 +73,9 @@ def operator_caller(frame: FrameType) -> bool:
 
 def _machinery(frame: FrameType) -> bool:
     code = frame.f_code
-    known = _MACHINERY_CODES.get(code)
+    known = MACHINERY_CODES.get(code)
     if known is None:
-        known = _MACHINERY_CODES[code] = (frame.f_globals.get("__name__") or "").startswith(MACHINERY)
+        known = MACHINERY_CODES[code] = (frame.f_globals.get("__name__") or "").startswith(MACHINERY)
     return known
 
 
