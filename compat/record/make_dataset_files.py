@@ -57,6 +57,20 @@ def image_folder(root: Path, rng: np.random.RandomState) -> None:
                 image.save(root / cls / f"{i}.png")
 
 
+def imagenet_folder(root: Path, size: int = 32) -> None:
+    """mindcv's ``imagenet`` layout, ``root/{train,val}/<class>/*.png``: 3 classes, 8 train and 4
+    val images each, square (a full-image crop at ``scale=ratio=(1, 1)`` draws no position) and
+    PNG (lossless: no decoder differences). Each class brightens its own colour channel."""
+    rng = np.random.RandomState(17)
+    for split, count in (("train", 8), ("val", 4)):
+        for label, cls in enumerate(("ant", "bee", "cow")):
+            (root / split / cls).mkdir(parents=True, exist_ok=True)
+            for i in range(count):
+                pixels = rng.randint(0, 160, size=(size, size, 3))
+                pixels[:, :, label] += 95
+                Image.fromarray(pixels.astype(np.uint8), "RGB").save(root / split / cls / f"{i}.png")
+
+
 def main(argv: list[str]) -> None:
     out = Path(argv[0] if argv else "tests/mindspore/recorded/datasets")
     rng = np.random.RandomState(0)

@@ -130,7 +130,13 @@ def _added_property(name: str, ours: Callable) -> property:
 
 
 def _missing_attribute(self: Any, name: str) -> Any:
-    """``__getattr__``: a MindSpore member the layer lacks is named as such in MindSpore code."""
+    """``__getattr__``: a MindSpore member the layer lacks is named as such in MindSpore code.
+
+    A running statistic that MindSpore keeps as a Parameter (BatchNorm's moving statistics,
+    buffers marked ``_ms_parameter`` here) answers the Parameter-only properties too (mindcv's
+    ``StateMonitor`` reads ``cache_enable`` of every ``get_parameters()`` entry)."""
+    if name in PARAMETER_ADDED_PROPERTIES and getattr(self, "_ms_parameter", False) and mindspore_caller():
+        return PARAMETER_ADDED_PROPERTIES[name](self)
     if name in MINDSPORE_ONLY and mindspore_caller():
         raise missing("mindspore.Tensor", name)
     raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")

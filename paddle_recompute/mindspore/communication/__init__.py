@@ -1,0 +1,5 @@
+"""``mindspore.communication``: the process group queries of one process; ``init`` raises."""
+
+from .management import GlobalComm, get_group_size, get_local_rank, get_rank, init, release
+
+__all__ = ["GlobalComm", "init", "release", "get_rank", "get_group_size", "get_local_rank"]
