@@ -24,7 +24,8 @@ class GlobalComm:
 
 def _check_world(api: str, group: str) -> None:
     if group not in (GlobalComm.WORLD_COMM_GROUP, "nccl_world_group"):
-        raise not_provided(f"mindspore.communication.{api}(group={group!r})", "only the world group is provided")
+        raise not_provided(f"mindspore.communication.{api}(group={group!r})",
+                           "only the world group is provided")
 
 
 def get_rank(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
@@ -49,7 +50,8 @@ def init(backend_name: str | None = None) -> None:
     """Raises: distributed training (``set_auto_parallel_context(parallel_mode=...)``, gradient
     reduction across processes) is not provided."""
     raise not_provided("mindspore.communication.init",
-                       "distributed training is not provided; train in one process (train.py --distribute False)")
+                       "distributed training is not provided; train in one process "
+                       "(mindcv's train.py: --distribute False)")
 
 
 def release() -> None:

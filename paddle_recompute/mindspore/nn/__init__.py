@@ -12,7 +12,7 @@ from ..train.metrics import (
     Top5CategoricalAccuracy,
     TopKCategoricalAccuracy,
 )
-from . import cell, optim
+from . import cell, metrics, optim
 from ._activation import GELU, HSigmoid, HSwish, LayerNorm, LogSoftmax, ReLU6, Sigmoid, SiLU, Softmax, Tanh
 from ._basic import Dense, Dropout, Flatten, Identity, OneHot, ReLU
 from ._containers import CellDict, CellList, SequentialCell
@@ -46,7 +46,7 @@ __all__ = [
     "Conv1dTranspose", "Conv2dTranspose", "Conv3dTranspose", "MaxPool2d", "BatchNorm1d",
     "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "Pad", "ConstantPad2d", "ZeroPad2d",
     "LossBase", "MSELoss", "L1Loss", "CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits", "optim",
-    "Optimizer",
+    "Optimizer", "metrics",
     "SGD", "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "TrainOneStepCell", "cell",
     "TrainOneStepWithLossScaleCell", "LearningRateSchedule", "CosineDecayLR", "WarmUpLR", "cosine_decay_lr",
     "exponential_decay_lr", "inverse_decay_lr", "natural_exp_decay_lr", "piecewise_constant_lr",
