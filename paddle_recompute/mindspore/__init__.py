@@ -5,7 +5,7 @@ Use as ``import paddle_recompute.mindspore as mindspore`` (or run an unmodified 
 every semantic difference.
 """
 
-from . import amp, boost, common, context, dataset, nn, numpy, ops, train
+from . import amp, boost, common, communication, context, dataset, nn, numpy, ops, train
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
 from ._api import recompute
 from ._cell import RecomputeMixin
@@ -59,7 +59,7 @@ __all__ = [
     "load_checkpoint", "load_param_into_net", "Model", "Callback", "RunContext", "LossMonitor", "TimeMonitor",
     "ModelCheckpoint", "CheckpointConfig", "Metric", "Accuracy", "Loss", "Precision", "Recall",
     "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-    "boost", "numpy", "jit", "RowTensor", "amp",
+    "boost", "communication", "numpy", "jit", "RowTensor", "amp",
 ]
 
 
