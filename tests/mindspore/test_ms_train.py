@@ -154,6 +154,40 @@ def test_callbacks_see_mindspores_order_and_cb_params():
     assert stopped.events == ["begin", "epoch_begin 1", "step 1/1/3", "step 1/2/3", "end"]
 
 
+class _EvalEachEpoch(Callback):
+    """What mindcv's ``StateMonitor`` does: ``model.eval`` in ``on_train_epoch_end``."""
+
+    def __init__(self, net):
+        self.net, self.model, self.modes = net, None, []
+
+    def on_train_step_begin(self, run_context):
+        self.modes.append(("begin", self.net.training))
+
+    def on_train_step_end(self, run_context):
+        self.modes.append(("step", self.net.training))
+
+    def on_train_epoch_end(self, run_context):
+        self.model.eval(_data())
+        self.modes.append(("eval", self.net.training))
+
+
+def test_training_steps_after_a_callbacks_eval_run_in_training_mode():
+    """MindSpore's ``Model`` sets training mode before each step when an ``eval`` (or ``predict``)
+    switched it (``_check_network_mode``); the steps of epoch 2 must not run BatchNorm and Dropout
+    in inference mode. Like MindSpore, the mode is restored at the step, not at the epoch's start."""
+    net, model = _model(metrics={"loss": Loss()})
+    monitor = _EvalEachEpoch(net)
+    monitor.model = model
+    model.train(2, _data(), callbacks=[monitor])
+    assert monitor.modes == [("begin", True), ("step", True)] * 3 + [("eval", False)] + [
+        ("begin", False), ("step", True)] + [("begin", True), ("step", True)] * 2 + [("eval", False)]
+    model.predict(ms.Tensor(np.zeros((2, 4), np.float32)))
+    assert not net.training
+    monitor.modes.clear()
+    model.train(1, _data(), callbacks=[])
+    assert net.training
+
+
 def test_recompute_inside_model_train_reruns_the_cell_and_keeps_losses(capsys):
     losses = {}
     for recompute in (False, True):

@@ -101,6 +101,15 @@ class Model:
         self._metric_fns = _metrics(metrics)
         self._eval_network, self._eval_indexes = eval_network, eval_indexes
         self._train_network = self._build_train_network()
+        self._backbone_is_train = True  # the mode Model last set (MindSpore's flag of that name)
+
+    def _check_network_mode(self, network: paddle.nn.Layer, is_train: bool) -> None:
+        """MindSpore's check before each training, evaluation and prediction step: ``set_train``
+        when the mode Model last set differs. A callback's ``model.eval`` between epochs (mindcv's
+        ``StateMonitor``) leaves the network in inference mode; the next training step restores it."""
+        if self._backbone_is_train != is_train:
+            network.set_train(is_train)
+            self._backbone_is_train = is_train
 
     def _build_train_network(self) -> paddle.nn.Layer:
         from ..nn import TrainOneStepCell, WithLossCell
@@ -223,6 +232,7 @@ class Model:
         run_context = RunContext(cb_params)
         rows = dataset.create_tuple_iterator(num_epochs=epoch - initial_epoch)
         self._train_network.set_train(True)
+        self._backbone_is_train = True
         cbs.call("on_train_begin", run_context)
         for index in range(initial_epoch, epoch):
             cb_params.cur_epoch_num = index + 1
@@ -230,6 +240,7 @@ class Model:
             for inputs in rows:
                 cb_params.cur_step_num += 1
                 cbs.call("on_train_step_begin", run_context)
+                self._check_network_mode(self._train_network, True)
                 cb_params.net_outputs = self._train_network(*inputs)
                 cbs.call("on_train_step_end", run_context)
                 if run_context.get_stop_requested():
@@ -289,6 +300,7 @@ class Model:
         for metric in self._metric_fns.values():
             metric.clear()
         self._network.set_train(False)
+        self._backbone_is_train = False
         cbs.call("on_eval_begin", run_context)
         with paddle.no_grad():
             for inputs in valid_dataset.create_tuple_iterator(num_epochs=1):
@@ -305,5 +317,6 @@ class Model:
     def predict(self, *predict_data: Any, backend: Any = None, config: Any = None) -> Any:
         """The network's output on ``predict_data`` in inference mode."""
         self._network.set_train(False)
+        self._backbone_is_train = False
         with paddle.no_grad():
             return self._network(*predict_data)
