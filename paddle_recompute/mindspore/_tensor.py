@@ -19,7 +19,7 @@ from paddle.base.framework import EagerParamBase
 from ._dtype import to_numpy_dtype, to_paddle_dtype
 from ._validate import not_provided
 
-__all__ = ["Tensor", "Parameter", "ParameterTuple", "to_tensor"]
+__all__ = ["Tensor", "Parameter", "ParameterTuple", "to_tensor", "parameter_like"]
 
 
 class _TensorMeta(type):
@@ -110,7 +110,7 @@ def _initial_value(default_input: Any) -> paddle.Tensor:
     )
 
 
-def _parameter_like(x: Any) -> bool:
+def parameter_like(x: Any) -> bool:
     """A parameter, or a running statistic that MindSpore keeps as a non-trainable Parameter
     (BatchNorm's moving statistics: buffers here, which ``Cell.get_parameters()`` yields)."""
     return isinstance(x, EagerParamBase) or getattr(x, "_ms_parameter", False)
@@ -121,7 +121,7 @@ class ParameterTuple(tuple):
 
     def __new__(cls, iterable: Any = ()) -> ParameterTuple:
         items = tuple(iterable)
-        bad = [type(p).__name__ for p in items if not _parameter_like(p)]
+        bad = [type(p).__name__ for p in items if not parameter_like(p)]
         if bad:
             raise TypeError(f"ParameterTuple input should be Parameter, but got {bad[0]}")
         return super().__new__(cls, items)

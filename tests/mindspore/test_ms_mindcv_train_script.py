@@ -62,12 +62,13 @@ def _train(work, kind: str) -> tuple[dict, dict]:
     """train.py, then validate.py on its last checkpoint; each recipe runs once per module."""
     init = INIT if kind == "plain" else work / "ema-0_0.ckpt"
     out = work / f"out_{kind}"
-    if (out / "validate.json").exists():
-        return json.loads((out / "validate.json").read_text()), out
+    cache = work / f"{kind}.json"
+    if cache.exists():
+        return json.loads(cache.read_text()), out
     _runner(*mr.train_args(work / "data", init, out.name, kind), cwd=work)
     mine = mr.read_train(out)
     mine["validate"] = mr.read_validate(_runner(*mr.validate_args(work / "data", out / LAST), cwd=work))
-    (out / "validate.json").write_text(json.dumps(mine))
+    cache.write_text(json.dumps(mine))
     return mine, out
 
 

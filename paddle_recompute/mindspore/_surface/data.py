@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import paddle
+from paddle.base.framework import EagerParamBase
 
 from .._dtype import to_numpy_dtype
 from .paddle_members import paddle_member
@@ -47,7 +48,11 @@ def setitem(x: paddle.Tensor, key: Any, value: Any) -> None:
 
 
 def data(x: paddle.Tensor) -> paddle.Tensor:
-    """``Tensor.data`` / ``Parameter.data``: the object itself (MindSpore returns ``self``)."""
+    """``Tensor.data``: the tensor itself. ``Parameter.data``: a Tensor, not a Parameter, on the
+    parameter's memory (MindSpore 2.10, recorded: writing into it writes the parameter;
+    ``load_param_into_net`` refuses it). BatchNorm's moving statistics count as Parameters."""
+    if isinstance(x, EagerParamBase) or getattr(x, "_ms_parameter", False):
+        return x.detach()
     return x
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import paddle
 
+from .._tensor import parameter_like
 from .._validate import not_provided
 from ..nn.optim import Optimizer
 from ._ckpt_io import read_ckpt, read_safetensors, write_ckpt, write_safetensors
@@ -303,6 +304,12 @@ def load_param_into_net(
             f"For 'load_param_into_net', the argument 'parameter_dict' should be a dict, "
             f"but got {type(parameter_dict)}."
         )
+    for key, value in parameter_dict.items():  # MindSpore's check: Tensors are refused
+        if not isinstance(key, str) or not (parameter_like(value) or isinstance(value, str | list)):
+            raise TypeError(
+                "For 'parameter_dict', the element in the argument 'parameter_dict' should be a "
+                f"'str' and 'Parameter' , but got {type(key)} and {type(value)}."
+            )
     _check_instance("strict_load", strict_load, (bool,))
     params = list(named_parameters(net))
     param_not_load, ckpt_not_load = [], list(parameter_dict)
