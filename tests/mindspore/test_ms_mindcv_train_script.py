@@ -42,10 +42,15 @@ FLOORS = 4
 PRINTED = 1e-6
 
 
-def _runner(*args: str, cwd) -> str:
+def _run(*args: str, cwd) -> subprocess.CompletedProcess:
+    """``python -m paddle_recompute.mindspore ARGS`` in a subprocess, as a user runs it."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "paddle_recompute.mindspore", *args]
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _runner(*args: str, cwd) -> str:
+    done = _run(*args, cwd=cwd)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     return done.stdout
 
@@ -127,6 +132,20 @@ def test_recompute_on_the_blocks_is_bit_exact(work):
             assert ours.keys() == base.keys()
             for key in base:
                 np.testing.assert_array_equal(ours[key].numpy(), base[key].numpy(), err_msg=f"{name} {key}")
+
+
+def test_ema_with_validation_stops_where_mindspore_stops(work):
+    """``--ema True --val_while_train True``: mindcv's ``StateMonitor`` loads its EMA weights for
+    validation with ``load_param_into_net(net, {name: param.data})``; MindSpore 2.10 refuses the
+    Tensors (recorded: script/load_param_refuses_tensor; its own run of this command stopped with
+    that TypeError after epoch 1), and so does the layer, at the same point."""
+    args = mr.train_args(work / "data", work / "ema-0_0.ckpt", "out_ema_val", "plain")
+    done = _run(*args, "--ema", "True", cwd=work)
+    assert done.returncode != 0
+    refused = "TypeError: For 'parameter_dict', the element in the argument 'parameter_dict' should be"
+    assert refused in done.stderr
+    assert "callbacks.py" in done.stderr and "apply_eval" in done.stderr
+    assert (work / "out_ema_val" / "rank0.log").read_text().count("loss: ") == mr.STEPS  # epoch 1 trained
 
 
 CASES = recorded("j_script_cases.json")["cases"]
