@@ -35,10 +35,12 @@ class WithLossCell(Cell):
 class WithEvalCell(Cell):
     """``nn.WithEvalCell(network, loss_fn, add_cast_fp32=False)``: ``(loss, outputs, label)`` with
     ``outputs = network(data)`` (with ``add_cast_fp32``, outputs and a float label cast to
-    float32); parameter names get the prefix ``_network.``, as in MindSpore."""
+    float32). Like MindSpore's, it does not rename the network's parameters (``auto_prefix=False``;
+    mindcv builds one over the network it trains, whose checkpoints keep the plain names); its
+    ``parameters_and_names()`` paths start with ``_network.``."""
 
     def __init__(self, network: paddle.nn.Layer, loss_fn: paddle.nn.Layer, add_cast_fp32: bool = False):
-        super().__init__(auto_prefix=True)
+        super().__init__(auto_prefix=False)
         self._network = network
         self._loss_fn = loss_fn
         self.add_cast_fp32 = add_cast_fp32

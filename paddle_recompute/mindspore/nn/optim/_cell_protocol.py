@@ -57,10 +57,18 @@ class OptimizerCell:
 
     def parameters_and_names(self) -> Iterator[tuple[str, paddle.Tensor]]:
         """The optimizer's state Parameters (its own, then its schedule cells'), once each."""
+        own, scheduled = self.own_and_cell_parameters()
+        yield from own
+        yield from scheduled
+
+    def own_and_cell_parameters(self) -> tuple[list, list]:
+        """``parameters_and_names()`` in its two parts: the Parameters the optimizer holds itself,
+        and those of its schedule cells (a list of rates, a ``LearningRateSchedule``), which
+        MindSpore names after every state Parameter."""
         from ..._surface.data import param_name
 
         seen: set[int] = set()
-        cells = []
+        own, cells = [], []
         for value in self._ms_state.values():
             if isinstance(value, Cell):
                 cells.append(value)
@@ -68,12 +76,14 @@ class OptimizerCell:
             for param in value if isinstance(value, ParameterTuple) else (value,):
                 if id(param) not in seen:
                     seen.add(id(param))
-                    yield param_name(param), param
+                    own.append((param_name(param), param))
+        scheduled = []
         for cell in cells:
             for name, param in cell.parameters_and_names():
                 if id(param) not in seen:
                     seen.add(id(param))
-                    yield name, param
+                    scheduled.append((name, param))
+        return own, scheduled
 
     def get_parameters(self, expand: bool = True) -> Iterator[paddle.Tensor]:
         return (param for _, param in self.parameters_and_names())
