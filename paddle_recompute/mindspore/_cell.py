@@ -139,9 +139,13 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         """MindSpore registers the parameters of a ParameterTuple attribute under their own names
         (``pos_embed.0``); Paddle's names cannot hold a dot, so they go in as ``name__i``."""
         paths = self.__dict__.setdefault("_ms_param_paths", {})
+        listed = self.__dict__.setdefault("_ms_tuple_buffers", [])
         for i, param in enumerate(params):
             if not isinstance(param, EagerParamBase):
-                continue  # a running statistic (a buffer here) stays with the cell that owns it
+                # a running statistic (a buffer here) stays with the cell that owns it, but is
+                # listed here, where MindSpore registers it (its order in parameters_and_names)
+                listed.append((len(self._parameters), param_name(param), param))
+                continue
             key = f"{name}__{i}"
             self.add_parameter(key, param)
             paths[key] = param_name(param)

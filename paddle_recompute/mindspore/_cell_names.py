@@ -34,6 +34,9 @@ def adopt(owner: paddle.nn.Layer, attribute: str, value: Any) -> None:
 def _own(layer: paddle.nn.Layer) -> list[tuple[str, paddle.Tensor]]:
     paths = layer.__dict__.get("_ms_param_paths", {})  # ParameterTuple members (Cell._register_tuple)
     items = [(paths.get(n, n), p) for n, p in layer._parameters.items() if p is not None]
+    # running statistics a ParameterTuple attribute registered here, at their place in the order
+    for offset, (anchor, path, tensor) in enumerate(layer.__dict__.get("_ms_tuple_buffers", ())):
+        items.insert(anchor + offset, (path, tensor))
     items += [(n, layer._buffers[n]) for n in getattr(layer, "_ms_buffer_params", ()) if n in layer._buffers]
     order = getattr(layer, "_ms_parameter_order", None)
     if order:
