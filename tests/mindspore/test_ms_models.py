@@ -153,6 +153,7 @@ def test_recorded_files_are_all_used_and_the_readme_quotes_them():
     used |= {"ckpt", "e2e", "metrics.json", "datasets", "errors.json", "zoo"}  # issue 18 (recorded/README.md)
     used |= {"h_training_cases.json", "summary"}  # mindcv's training path: test_ms_training_cases, _summary
     used |= {"i_mindcv_cases.json", "state_monitor.json"}  # mindcv's optimizers: test_ms_mindcv_optim
+    used |= {"j_script_cases.json", "mindcv_script"}  # mindcv's train.py: test_ms_mindcv_train_script
     assert sorted(p.name for p in RECORDED.iterdir()) == sorted(used)
     readme = (RECORDED / "README.md").read_text()
     for spec in PROGRAMS.values():
