@@ -165,7 +165,8 @@ def check(rec, train=True):
             f"step logits differ by {row['step_diff']:.3g} (floor {row['step_floor']:.3g}, x2 allowed)"
         )
     if row["error"] is not None and rec["model"] in WHY:
-        row["error"] += "; " + WHY[rec["model"]]
+        row["why"] = WHY[rec["model"]]
+        row["error"] += "; " + row["why"]
     return row
 
 
