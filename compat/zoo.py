@@ -41,6 +41,21 @@ FLOOR_FACTOR = 2.0
 RECORDED = HERE.parent / "tests" / "mindspore" / "recorded" / "zoo"
 RESULTS = HERE / "zoo_results.json"
 TABLE = HERE / "zoo_results.md"
+# Models that cannot match, and why (found by comparing per-tensor gradients of one step; the row
+# still fails, this text follows its first error).
+_MOBILEVIT_SOFTMAX = (
+    "why: MindSpore's step-1 gradient at the attention softmax's input (layer_4.1.global_rep.2, "
+    "probed) is dp*p*(1-p), the softmax Jacobian without its off-diagonal terms (to {diag}), not "
+    "p*(dp - sum(dp*p)): its rows sum to up to {rows} against entries of {entries}, where a softmax "
+    "gradient's rows sum to 0 (so MindSpore gives the k bias of qkv_proj a gradient that is "
+    "mathematically 0). The layer gives the true gradient. The same MultiHeadAttention cell alone, "
+    "same shapes, in training mode, gets the true gradient in MindSpore; mobilevit_small's "
+    "MindSpore gradient has the same defect, within its floor there"
+)
+WHY = {
+    "mobilevit_xx_small": _MOBILEVIT_SOFTMAX.format(diag="2e-11", rows="4.2e-4", entries="2.9e-4"),
+    "mobilevit_x_small": _MOBILEVIT_SOFTMAX.format(diag="3e-11", rows="1.5e-3", entries="6.9e-4"),
+}
 
 
 def first_error():
@@ -152,6 +167,9 @@ def check(rec, train=True):
         row["error"] = (
             f"step logits differ by {row['step_diff']:.3g} (floor {row['step_floor']:.3g}, x2 allowed)"
         )
+    if row["error"] is not None and rec["model"] in WHY:
+        row["why"] = WHY[rec["model"]]
+        row["error"] += "; " + row["why"]
     return row
 
 

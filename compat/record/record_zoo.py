@@ -1,12 +1,14 @@
 """Record real MindSpore 2.10 on the mindcv 0.3.0 zoo (compat/zoo_case.py), one JSON per model.
 
-    /work/msvenv/bin/python compat/record/record_zoo.py [--first-per-family] [NAME ...]
+    /work/msvenv/bin/python compat/record/record_zoo.py [--first-per-family] [--limit-s=S] [NAME ...]
 
 Writes ``tests/mindspore/recorded/zoo/<model>.json``: family, input size, parameter table,
 initial weight scales, eval logits, two training losses, and the noise floor: the largest
 difference MindSpore shows against itself over two draws of 1e-6 relative weight noise.
 Models already recorded are skipped (the run resumes). A model MindSpore cannot build is
-recorded with its error. Order: one model per family first, then the rest.
+recorded with its error, and so is one that takes over ``--limit-s`` seconds (900 by default; a
+TimeoutError record is withdrawn by deleting it, so a later run retries it, with a longer limit
+on a less loaded machine). Order: one model per family first, then the rest.
 """
 
 from __future__ import annotations
@@ -98,24 +100,29 @@ def record(name):
     return entry
 
 
-def _alarm(signum, frame):
-    raise TimeoutError(f"recording took over {LIMIT_S} s")
+def _alarm(limit_s):
+    def handler(signum, frame):
+        raise TimeoutError(f"recording took over {limit_s} s")
+
+    return handler
 
 
 def main(argv):
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     OUT.mkdir(parents=True, exist_ok=True)
     given = [a for a in argv if not a.startswith("--")]
+    limits = [int(a.split("=", 1)[1]) for a in argv if a.startswith("--limit-s=")]
+    limit_s = limits[-1] if limits else LIMIT_S
     names = ordered(registry.list_models())
     if "--first-per-family" in argv:
         names = names[: len({family(n) for n in names})]
-    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGALRM, _alarm(limit_s))
     for name in given or names:  # names given: in their order
         path = OUT / f"{name}.json"
         if path.exists():
             continue
         start = time.time()
-        signal.alarm(LIMIT_S)
+        signal.alarm(limit_s)
         try:
             entry = record(name)
         except Exception as error:  # noqa: BLE001 - MindSpore's own failure is the record
