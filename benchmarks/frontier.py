@@ -160,7 +160,8 @@ def _choices(subject: Subject, policy_names: list[str], ks: list[int] | None,
     return choices
 
 
-def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: int) -> dict:
+def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: int,
+           final_rounds: int) -> dict:
     without_ops = [k for k in option_kinds() if k != "ops"]
     plans, prof = {}, None
     for b in budgets:
@@ -168,7 +169,8 @@ def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: in
         for label, kinds in ((f"block plan {b:g}", without_ops), (f"plan {b:g}", None)):
             try:
                 p = planner.plan(subject.loss, subject.tokens, budget=limit, blocks=subject.blocks,
-                                 calibrate=calibrate, profile=prof, options=kinds)
+                                 calibrate=calibrate, profile=prof, options=kinds,
+                                 final_rounds=final_rounds)
             except planner.InfeasibleBudget as exc:  # said in the report, not a crash
                 print(f"{subject.name}: {label}: {exc}")
                 continue
@@ -179,14 +181,16 @@ def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: in
 
 def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
             policy_names: list[str], ks: list[int] | None = None,
-            presets: list[str] | None = None) -> dict:
+            presets: list[str] | None = None, final_rounds: int = 3) -> dict:
     memory = HostMemory()
     if not memory.enabled():
         raise SystemExit("frontier: FLAGS_enable_host_memory_stat=1 must be set before Paddle is imported")
     _held(subject, memory)  # first call: caches a model keeps (rotary tables) are made
     none_held, none_loss = _held(subject, memory)
     choices = _choices(subject, policy_names, ks, presets)
-    plans = _plans(subject, budgets, none_held, calibrate)
+    started = time.perf_counter()
+    plans = _plans(subject, budgets, none_held, calibrate, final_rounds)
+    planning_s = time.perf_counter() - started
     choices.update({label: (lambda p=p: planner.apply_plan(None, p).remove) for label, p in plans.items()})
     held, times = {}, {name: [] for name in choices}
     for name, apply in choices.items():
@@ -211,7 +215,8 @@ def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
                 "extra": (ratio[n] - 1) / full if full > 0 else float("nan"),
                 "ms": [1e3 * t for t in times[n]]}
             for n in names}
-    return {"none_held": none_held, "none_ms": 1e3 * base, "full_extra_ms": 1e3 * full * base, "rows": rows,
+    return {"none_held": none_held, "none_ms": 1e3 * base, "planning_s": planning_s,
+            "full_extra_ms": 1e3 * full * base, "rows": rows,
             "plans": {label: [c.option for c in p.choices] for label, p in plans.items()},
             "verdicts": [_verdict(rows, b) for b in budgets if f"plan {b:g}" in rows]}
 
@@ -233,7 +238,8 @@ def _verdict(rows: dict, budget: float) -> dict:
 
 def report(name: str, result: dict) -> None:
     print(f"\n## {name}: none holds {result['none_held'] / 2**20:.2f} MiB, step {result['none_ms']:.0f} ms, "
-          f"full recompute +{result['full_extra_ms']:.0f} ms")
+          f"full recompute +{result['full_extra_ms']:.0f} ms; planning (every budget) "
+          f"{result['planning_s']:.0f} s")
     print("| choice | memory vs none | time vs none | extra / full's |\n|---|---:|---:|---:|")
     for n, r in result["rows"].items():
         print(f"| {n} | {r['memory']:.3f}x | {r['time']:.3f}x | {r['extra']:.2f} |")
@@ -278,6 +284,8 @@ def main() -> None:
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calibrate", type=int, default=0)
+    parser.add_argument("--final-rounds", type=int, default=3,
+                        help="plan(final_rounds=...): rounds measuring the best plans that fit")
     parser.add_argument("--policies", default="", help="comma-separated names in paddle_recompute.policies")
     parser.add_argument("--ks", default=None, help="layer-level choices k (default: all up to 8 blocks)")
     parser.add_argument("--presets", default=None, help="comma-separated presets (default: all that apply)")
@@ -292,7 +300,7 @@ def main() -> None:
     results = {}
     for name in args.models.split(","):
         results[name] = measure(Subject(name, args), budgets, args.rounds, args.calibrate, policy_names,
-                                ks, presets)
+                                ks, presets, args.final_rounds)
         report(name, results[name])
         if args.json:  # after each model: a long run keeps what it measured
             Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))

@@ -145,7 +145,7 @@ def test_bad_arguments(gpt, kwargs, error, match):
 
 def test_apply_errors(gpt):
     model, tokens, _, prof = gpt
-    plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof)
+    plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof, final_rounds=0)
     with pytest.raises(TypeError, match="must be a Plan"):
         pr.planner.apply_plan(model, "plan")
     with pytest.raises(ValueError, match="does not have"):
@@ -165,7 +165,7 @@ def test_registered_kind_is_planned_and_applied(gpt):
 
     pr.planner.register_option("full-reentrant", cheap_full, reentrant)
     try:
-        plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof)
+        plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof, final_rounds=0)
         assert {c.kind for c in plan.choices} & {"full-reentrant"}
         assert "full" not in {c.kind for c in plan.choices}
         loss_ref, grads_ref = lm_step(model, tokens, targets)
@@ -259,7 +259,7 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     hook = model.register_forward_pre_hook(lambda *a: calls.__setitem__(0, calls[0] + 1))
     rng, grads_before = paddle.get_rng_state(), snapshot_grads(model)
     try:
-        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2,
+        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2, final_rounds=0,
                                regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
         # per measuring round, a plain step, a reference step and one per policy option
@@ -273,7 +273,7 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
         expected = (ROUNDS * (2 + len(POLICY_KINDS)) + 3 + 2 * 3 + ROUNDS * (2 + points)
                     + 1 + 2 * (1 + 2 * n_options))
         assert calls[0] == expected
-        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2,
+        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2, final_rounds=0,
                                 regions="blocks")
         assert calls[0] == expected  # reused, nothing measured again
     finally:
