@@ -15,7 +15,11 @@ Memory is the host allocator's bytes held after forward and loss, less the outpu
 (``FLAGS_enable_host_memory_stat``).  Times are forward + loss + backward, rounds
 interleaved (each choice does round r, in rotating order, before any does r + 1); a
 choice's time is the median over rounds of its step over none's step of the same round
-(the load of a shared machine drifts between rounds; each step's ms are kept in the JSON);
+(the load of a shared machine drifts between rounds; each step's ms are kept in the JSON).
+A step's time is this process's CPU time (``--clock cpu``, the default; every thread's,
+kernels included): on a shared 2-core machine at load 8 the wall clock is mostly waiting for
+other processes (ten 1024x1024 matmuls: 8.6-10.2 s wall, 0.48-0.51 s CPU).  ``--clock wall``
+times by the wall clock; the JSON keeps both (``ms``, ``wall_ms``).
 ``extra`` is a choice's time over none's as a fraction of full recompute's (``k=n``).
 Losses of every choice equal none's bit for bit (asserted).  Verdicts per budget: the plan
 fits it; its time against the fastest simpler choice that fits; and every choice that
@@ -55,6 +59,7 @@ from paddle_recompute._planner.options import option_kinds, recompute_forward  #
 from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
 
 TRANSFORMER_PRESETS = ("full", "full_attn", "core_attn", "selective")
+CLOCK = ["cpu"]  # --clock: "cpu" (process CPU time) or "wall"
 
 
 class Subject:
@@ -135,11 +140,14 @@ def _held(subject: Subject, memory: HostMemory) -> tuple[int, float]:
 
 
 def _step(subject: Subject) -> tuple[float, float]:
+    """(seconds, loss) of one forward + loss + backward: CPU seconds of this process (every
+    thread's) with ``CLOCK`` "cpu", else wall seconds; ``_step.wall`` keeps the wall's."""
     paddle.seed(1)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     loss = subject.loss(subject.tokens)
     loss.backward()
-    seconds = time.perf_counter() - start
+    _step.wall = time.perf_counter() - start
+    seconds = time.process_time() - cpu if CLOCK[0] == "cpu" else _step.wall
     subject.model.clear_gradients()
     return seconds, float(loss)
 
@@ -192,7 +200,7 @@ def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
     plans = _plans(subject, budgets, none_held, calibrate, final_rounds)
     planning_s = time.perf_counter() - started
     choices.update({label: (lambda p=p: planner.apply_plan(None, p).remove) for label, p in plans.items()})
-    held, times = {}, {name: [] for name in choices}
+    held, times, walls = {}, {name: [] for name in choices}, {name: [] for name in choices}
     for name, apply in choices.items():
         undo = apply()
         held[name], loss = _held(subject, memory)
@@ -207,13 +215,14 @@ def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
             assert loss == none_loss, (subject.name, name, loss, none_loss)
             if r:
                 times[name].append(seconds)
+                walls[name].append(_step.wall)
     base = statistics.median(times["k=0"])
     ratio = {n: statistics.median(t / b for t, b in zip(times[n], times["k=0"], strict=True))
              for n in names}  # paired with none's step of the same round: drift cancels
     full = ratio[f"k={len(subject.blocks)}"] - 1
     rows = {n: {"held": held[n], "memory": held[n] / none_held, "time": ratio[n],
                 "extra": (ratio[n] - 1) / full if full > 0 else float("nan"),
-                "ms": [1e3 * t for t in times[n]]}
+                "ms": [1e3 * t for t in times[n]], "wall_ms": [1e3 * t for t in walls[n]]}
             for n in names}
     return {"none_held": none_held, "none_ms": 1e3 * base, "planning_s": planning_s,
             "full_extra_ms": 1e3 * full * base, "rows": rows,
@@ -289,9 +298,13 @@ def main() -> None:
     parser.add_argument("--policies", default="", help="comma-separated names in paddle_recompute.policies")
     parser.add_argument("--ks", default=None, help="layer-level choices k (default: all up to 8 blocks)")
     parser.add_argument("--presets", default=None, help="comma-separated presets (default: all that apply)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="time steps by this process's CPU time (default: a shared machine's "
+                             "wall clock is mostly waiting) or by the wall clock")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--plot", metavar="PNG")
     args = parser.parse_args()
+    CLOCK[0] = args.clock
     paddle.set_device("cpu")
     budgets = [float(b) for b in args.budgets.split(",")]
     policy_names = [p for p in args.policies.split(",") if p]
