@@ -15,6 +15,9 @@ batch 4, CPU) every decoder layer is a ``save_all`` region.  Two measures:
     the same chain unwrapped, medians), over no recompute's step.  It does not drift with
     the machine's load as the step's ratio does.
 
+Times are this process's CPU time (``frontier.py``'s ``--clock cpu``): on the shared machine
+the wall clock is mostly waiting for other processes.
+
     python benchmarks/observation.py [--rounds 10] [--hidden 512 --seq 256 ...] [--json out.json]
 """
 
@@ -70,10 +73,10 @@ def per_op_seconds(rounds: int) -> float:
     times = {m: [] for m in modes}
     for r in range(rounds + 3):
         for m in (list(modes) if r % 2 else list(modes)[::-1]):
-            start = time.perf_counter()
+            start = time.process_time()
             modes[m]()
             if r >= 3:
-                times[m].append(time.perf_counter() - start)
+                times[m].append(time.process_time() - start)
     return (statistics.median(times["save_all"]) - statistics.median(times["plain"])) / (3 * CHAIN)
 
 
