@@ -165,7 +165,10 @@ def test_registered_kind_is_planned_and_applied(gpt):
 
     pr.planner.register_option("full-reentrant", cheap_full, reentrant)
     try:
-        plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof, final_rounds=0)
+        # one option per block and the solver's plan: with regions="tree" a run of the
+        # blocks (one region) competes with four free regions by measured region costs
+        plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof, final_rounds=0,
+                               regions="blocks")
         assert {c.kind for c in plan.choices} & {"full-reentrant"}
         assert "full" not in {c.kind for c in plan.choices}
         loss_ref, grads_ref = lm_step(model, tokens, targets)
@@ -262,15 +265,14 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
         plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2, final_rounds=0,
                                regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
-        # per measuring round, a plain step, a reference step and one per policy option
-        # kind; for the operator-level option three recorded forwards, three pairs timing
-        # observation, and per measuring round a plain step, a reference step and one per
-        # offered point; then, all four blocks
-        # being alike: a warm-up step, then per calibration round a base and, per option,
-        # the option and a base
+        # for the operator-level option three recorded forwards and three pairs timing
+        # observation; per measuring round a plain step, a reference step and one per
+        # policy option kind and per offered point (policies and points share the rounds);
+        # then, all four blocks being alike: a warm-up step, then per calibration round a
+        # base and, per option, the option and a base
         points = sum(k.startswith("ops:") for k in prof.policy_costs["blocks.0"])
         assert points > 1
-        expected = (ROUNDS * (2 + len(POLICY_KINDS)) + 3 + 2 * 3 + ROUNDS * (2 + points)
+        expected = (3 + 2 * 3 + ROUNDS * (2 + len(POLICY_KINDS) + points)
                     + 1 + 2 * (1 + 2 * n_options))
         assert calls[0] == expected
         again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2, final_rounds=0,

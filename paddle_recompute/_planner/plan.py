@@ -20,10 +20,10 @@ from .._core.layers import find_roots
 from .calibrate import calibrated
 from .final_choice import ROUNDS as FINAL_ROUNDS
 from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices
-from .op_options import measure_ops
+from .op_options import ops_wraps
 from .options import candidates_for, option_kinds, wrap_of
 from .plan_value import BlockChoice, Plan
-from .policy_options import measure_policies
+from .policy_options import measure_options, policy_wraps
 from .profile import profile as run_profile
 from .profile_blocks import layer_table
 from .profile_result import Profile
@@ -74,11 +74,12 @@ def plan(
     Profiles ``model_or_fn(*sample_inputs, **kwargs)`` (see :func:`profile`), builds each
     block's candidate options (``keep``, ``full``, ``sub``, the policy kinds
     ``policy:selective`` and ``policy:masks``, the operator-level ``ops``, and any
-    registered kind), and solves the multiple-choice knapsack exactly.  Policy kinds are
-    measured first: three interleaved rounds of a forward and backward each, with the
-    policy on every block (see ``_planner/policy_options.py``); for ``ops`` every block's
-    operators are recorded over three forwards and each distinct block's keep / recompute
-    / offload frontier is solved (``_planner/op_options.py``).  Last, the few best plans
+    registered kind), and solves the multiple-choice knapsack exactly.  For ``ops`` every
+    block's operators are recorded over three forwards and each distinct block's keep /
+    recompute / offload frontier is solved (``_planner/op_options.py``).  Policy kinds and
+    the offered ``ops`` points are measured first, in the same three interleaved rounds: a
+    plain step, a reference step and one forward and backward per option with it on every
+    block (see ``_planner/policy_options.py``).  Last, the few best plans
     that fit (the solver's, the solver's over fewer kinds, each option on every block: a
     preset or policy as a whole-model choice) are measured, one forward and backward each
     over ``final_rounds`` interleaved rounds, and the fastest is returned (NOTE [ Final
@@ -136,8 +137,10 @@ def plan(
     call = (model_or_fn, sample_inputs, kwargs)
     roots = find_roots(model_or_fn, sample_inputs, kwargs)
     table = layer_table(model_or_fn, roots, blocks)
-    measure_policies(call, table, roots, prof, kinds)
-    measure_ops(call, table, roots, prof, kinds)
+    # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
+    # reference step a round for all of them)
+    ops = ops_wraps(call, table, roots, prof, kinds)
+    measure_options(call, table, roots, prof, {**policy_wraps(prof, kinds), **ops})
     if regions == "tree":
         measure_region_overhead(call, table, roots, prof)
         plans = _tree_plans(prof, table, kinds, limit, solver, final_rounds)
