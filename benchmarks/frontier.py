@@ -15,7 +15,11 @@ Memory is the host allocator's bytes held after forward and loss, less the outpu
 (``FLAGS_enable_host_memory_stat``).  Times are forward + loss + backward, rounds
 interleaved (each choice does round r, in rotating order, before any does r + 1); a
 choice's time is the median over rounds of its step over none's step of the same round
-(the load of a shared machine drifts between rounds; each step's ms are kept in the JSON);
+(the load of a shared machine drifts between rounds; each step's ms are kept in the JSON).
+A step's time is this process's CPU time (``--clock cpu``, the default; every thread's,
+kernels included): on a shared 2-core machine at load 8 the wall clock is mostly waiting for
+other processes (ten 1024x1024 matmuls: 8.6-10.2 s wall, 0.48-0.51 s CPU).  ``--clock wall``
+times by the wall clock; the JSON keeps both (``ms``, ``wall_ms``).
 ``extra`` is a choice's time over none's as a fraction of full recompute's (``k=n``).
 Losses of every choice equal none's bit for bit (asserted).  Verdicts per budget: the plan
 fits it; its time against the fastest simpler choice that fits; and every choice that
@@ -55,6 +59,7 @@ from paddle_recompute._planner.options import option_kinds, recompute_forward  #
 from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
 
 TRANSFORMER_PRESETS = ("full", "full_attn", "core_attn", "selective")
+CLOCK = ["cpu"]  # --clock: "cpu" (process CPU time) or "wall"
 
 
 class Subject:
@@ -135,11 +140,14 @@ def _held(subject: Subject, memory: HostMemory) -> tuple[int, float]:
 
 
 def _step(subject: Subject) -> tuple[float, float]:
+    """(seconds, loss) of one forward + loss + backward: CPU seconds of this process (every
+    thread's) with ``CLOCK`` "cpu", else wall seconds; ``_step.wall`` keeps the wall's."""
     paddle.seed(1)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     loss = subject.loss(subject.tokens)
     loss.backward()
-    seconds = time.perf_counter() - start
+    _step.wall = time.perf_counter() - start
+    seconds = time.process_time() - cpu if CLOCK[0] == "cpu" else _step.wall
     subject.model.clear_gradients()
     return seconds, float(loss)
 
@@ -160,7 +168,8 @@ def _choices(subject: Subject, policy_names: list[str], ks: list[int] | None,
     return choices
 
 
-def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: int) -> dict:
+def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: int,
+           final_rounds: int) -> dict:
     without_ops = [k for k in option_kinds() if k != "ops"]
     plans, prof = {}, None
     for b in budgets:
@@ -168,7 +177,8 @@ def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: in
         for label, kinds in ((f"block plan {b:g}", without_ops), (f"plan {b:g}", None)):
             try:
                 p = planner.plan(subject.loss, subject.tokens, budget=limit, blocks=subject.blocks,
-                                 calibrate=calibrate, profile=prof, options=kinds)
+                                 calibrate=calibrate, profile=prof, options=kinds,
+                                 final_rounds=final_rounds)
             except planner.InfeasibleBudget as exc:  # said in the report, not a crash
                 print(f"{subject.name}: {label}: {exc}")
                 continue
@@ -179,16 +189,18 @@ def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: in
 
 def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
             policy_names: list[str], ks: list[int] | None = None,
-            presets: list[str] | None = None) -> dict:
+            presets: list[str] | None = None, final_rounds: int = 3) -> dict:
     memory = HostMemory()
     if not memory.enabled():
         raise SystemExit("frontier: FLAGS_enable_host_memory_stat=1 must be set before Paddle is imported")
     _held(subject, memory)  # first call: caches a model keeps (rotary tables) are made
     none_held, none_loss = _held(subject, memory)
     choices = _choices(subject, policy_names, ks, presets)
-    plans = _plans(subject, budgets, none_held, calibrate)
+    started = time.perf_counter()
+    plans = _plans(subject, budgets, none_held, calibrate, final_rounds)
+    planning_s = time.perf_counter() - started
     choices.update({label: (lambda p=p: planner.apply_plan(None, p).remove) for label, p in plans.items()})
-    held, times = {}, {name: [] for name in choices}
+    held, times, walls = {}, {name: [] for name in choices}, {name: [] for name in choices}
     for name, apply in choices.items():
         undo = apply()
         held[name], loss = _held(subject, memory)
@@ -203,15 +215,17 @@ def measure(subject: Subject, budgets: list[float], rounds: int, calibrate: int,
             assert loss == none_loss, (subject.name, name, loss, none_loss)
             if r:
                 times[name].append(seconds)
+                walls[name].append(_step.wall)
     base = statistics.median(times["k=0"])
     ratio = {n: statistics.median(t / b for t, b in zip(times[n], times["k=0"], strict=True))
              for n in names}  # paired with none's step of the same round: drift cancels
     full = ratio[f"k={len(subject.blocks)}"] - 1
     rows = {n: {"held": held[n], "memory": held[n] / none_held, "time": ratio[n],
                 "extra": (ratio[n] - 1) / full if full > 0 else float("nan"),
-                "ms": [1e3 * t for t in times[n]]}
+                "ms": [1e3 * t for t in times[n]], "wall_ms": [1e3 * t for t in walls[n]]}
             for n in names}
-    return {"none_held": none_held, "none_ms": 1e3 * base, "full_extra_ms": 1e3 * full * base, "rows": rows,
+    return {"none_held": none_held, "none_ms": 1e3 * base, "planning_s": planning_s,
+            "full_extra_ms": 1e3 * full * base, "rows": rows,
             "plans": {label: [c.option for c in p.choices] for label, p in plans.items()},
             "verdicts": [_verdict(rows, b) for b in budgets if f"plan {b:g}" in rows]}
 
@@ -233,7 +247,8 @@ def _verdict(rows: dict, budget: float) -> dict:
 
 def report(name: str, result: dict) -> None:
     print(f"\n## {name}: none holds {result['none_held'] / 2**20:.2f} MiB, step {result['none_ms']:.0f} ms, "
-          f"full recompute +{result['full_extra_ms']:.0f} ms")
+          f"full recompute +{result['full_extra_ms']:.0f} ms; planning (every budget) "
+          f"{result['planning_s']:.0f} s")
     print("| choice | memory vs none | time vs none | extra / full's |\n|---|---:|---:|---:|")
     for n, r in result["rows"].items():
         print(f"| {n} | {r['memory']:.3f}x | {r['time']:.3f}x | {r['extra']:.2f} |")
@@ -278,12 +293,18 @@ def main() -> None:
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calibrate", type=int, default=0)
+    parser.add_argument("--final-rounds", type=int, default=3,
+                        help="plan(final_rounds=...): rounds measuring the best plans that fit")
     parser.add_argument("--policies", default="", help="comma-separated names in paddle_recompute.policies")
     parser.add_argument("--ks", default=None, help="layer-level choices k (default: all up to 8 blocks)")
     parser.add_argument("--presets", default=None, help="comma-separated presets (default: all that apply)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="time steps by this process's CPU time (default: a shared machine's "
+                             "wall clock is mostly waiting) or by the wall clock")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--plot", metavar="PNG")
     args = parser.parse_args()
+    CLOCK[0] = args.clock
     paddle.set_device("cpu")
     budgets = [float(b) for b in args.budgets.split(",")]
     policy_names = [p for p in args.policies.split(",") if p]
@@ -292,7 +313,7 @@ def main() -> None:
     results = {}
     for name in args.models.split(","):
         results[name] = measure(Subject(name, args), budgets, args.rounds, args.calibrate, policy_names,
-                                ks, presets)
+                                ks, presets, args.final_rounds)
         report(name, results[name])
         if args.json:  # after each model: a long run keeps what it measured
             Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))

@@ -145,7 +145,7 @@ def test_bad_arguments(gpt, kwargs, error, match):
 
 def test_apply_errors(gpt):
     model, tokens, _, prof = gpt
-    plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof)
+    plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof, final_rounds=0)
     with pytest.raises(TypeError, match="must be a Plan"):
         pr.planner.apply_plan(model, "plan")
     with pytest.raises(ValueError, match="does not have"):
@@ -165,7 +165,10 @@ def test_registered_kind_is_planned_and_applied(gpt):
 
     pr.planner.register_option("full-reentrant", cheap_full, reentrant)
     try:
-        plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof)
+        # one option per block and the solver's plan: with regions="tree" a run of the
+        # blocks (one region) competes with four free regions by measured region costs
+        plan = pr.planner.plan(model, tokens, budget=0.2, profile=prof, final_rounds=0,
+                               regions="blocks")
         assert {c.kind for c in plan.choices} & {"full-reentrant"}
         assert "full" not in {c.kind for c in plan.choices}
         loss_ref, grads_ref = lm_step(model, tokens, targets)
@@ -259,21 +262,20 @@ def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     hook = model.register_forward_pre_hook(lambda *a: calls.__setitem__(0, calls[0] + 1))
     rng, grads_before = paddle.get_rng_state(), snapshot_grads(model)
     try:
-        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2,
+        plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2, final_rounds=0,
                                regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
-        # per measuring round, a plain step, a reference step and one per policy option
-        # kind; for the operator-level option three recorded forwards, three pairs timing
-        # observation, and per measuring round a plain step, a reference step and one per
-        # offered point; then, all four blocks
-        # being alike: a warm-up step, then per calibration round a base and, per option,
-        # the option and a base
+        # for the operator-level option three recorded forwards and three pairs timing
+        # observation; per measuring round a plain step, a reference step and one per
+        # policy option kind and per offered point (policies and points share the rounds);
+        # then, all four blocks being alike: a warm-up step, then per calibration round a
+        # base and, per option, the option and a base
         points = sum(k.startswith("ops:") for k in prof.policy_costs["blocks.0"])
         assert points > 1
-        expected = (ROUNDS * (2 + len(POLICY_KINDS)) + 3 + 2 * 3 + ROUNDS * (2 + points)
+        expected = (3 + 2 * 3 + ROUNDS * (2 + len(POLICY_KINDS) + points)
                     + 1 + 2 * (1 + 2 * n_options))
         assert calls[0] == expected
-        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2,
+        again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2, final_rounds=0,
                                 regions="blocks")
         assert calls[0] == expected  # reused, nothing measured again
     finally:

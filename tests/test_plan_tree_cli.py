@@ -20,7 +20,10 @@ def test_cli_profile_and_plan(name, tmp_path, capsys):
     assert main(["profile", target, "--json", str(tmp_path / "p.json")]) == 0
     calls = json.loads((tmp_path / "p.json").read_text())["calls"]
     assert calls and all("chained" in row for row in calls.values())
-    assert main(["plan", target, "--budget", "0.5", "-o", str(tmp_path / "plan.json")]) == 0
+    # the solver's plan (--final-rounds 0): a timed choice between plans would make the
+    # structure asserted below depend on the machine's speed
+    assert main(["plan", target, "--budget", "0.5", "--final-rounds", "0",
+                 "-o", str(tmp_path / "plan.json")]) == 0
     plan = pr.planner.Plan.load(tmp_path / "plan.json")
     assert plan.choices and plan.predicted_bytes <= plan.budget <= plan.baseline_bytes / 2 + 1
     if name == "squeezenet1_1":  # a run of the model's own children: its calls' members

@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", metavar="PNG", help="draw the predicted frontier")
     parser.add_argument("--options", default=None,
                         help="comma-separated option kinds (default: every registered kind)")
+    parser.add_argument("--final-rounds", type=int, default=None,
+                        help="rounds measuring the few best plans that fit, to return the fastest "
+                             "(default 3; 0: the solver's plan, unmeasured)")
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
 
 
@@ -60,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     model, inputs, kwargs = model_and_inputs(args.target, "plan")
     options = args.options.split(",") if args.options else None
     try:
-        result = plan(model, *inputs, budget=args.budget, options=options, **kwargs)
+        rounds = {} if args.final_rounds is None else {"final_rounds": args.final_rounds}
+        result = plan(model, *inputs, budget=args.budget, options=options, **rounds, **kwargs)
     except (InfeasibleBudget, TypeError, ValueError) as exc:
         message = str(exc)
         raise CLIError(message if message.startswith("plan") else f"plan: {message}") from None
@@ -91,7 +95,7 @@ def _plot(path: str, model, inputs, kwargs, chosen, options) -> None:
         for k in range(_POINTS + 1):
             try:
                 p = plan(model, *inputs, budget=max(k / _POINTS, 1e-9), options=kind_set,
-                         profile=prof, **kwargs)
+                         profile=prof, final_rounds=0, **kwargs)
             except InfeasibleBudget:
                 continue
             curves.setdefault(label, {})[p.predicted_bytes] = p.extra_s

@@ -38,23 +38,31 @@ from .policy_options import measure_options
 from .profile import sync
 from .profile_ops import profile_ops
 
-__all__ = ["KIND", "MAX_CANDIDATES", "measure_ops"]
+__all__ = ["KIND", "MAX_CANDIDATES", "measure_ops", "ops_wraps"]
 
 KIND = "ops"
 MAX_CANDIDATES = 8
 
 
 def measure_ops(call, table: dict, roots: tuple, prof, kinds) -> None:
-    """Fill ``prof.op_profiles`` when ``"ops"`` is among ``kinds`` and it is not filled yet."""
+    """Fill ``prof.op_profiles`` when ``"ops"`` is among ``kinds`` and it is not filled yet,
+    and measure the offered points."""
+    measure_options(call, table, roots, prof, ops_wraps(call, table, roots, prof, kinds))
+
+
+def ops_wraps(call, table: dict, roots: tuple, prof, kinds) -> dict:
+    """Record the blocks' operators into ``prof.op_profiles`` (when ``"ops"`` is among
+    ``kinds`` and they are not recorded yet) and return the offered points as the options
+    ``measure_options`` takes (label -> {block: wrap}); ``{}`` when nothing is to measure."""
     params = trainable_params(table)
     if KIND not in kinds or prof.op_profiles or not params:
-        return
+        return {}
     try:
         found = profile_ops(call, table, roots, prof)
     except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
         warnings.warn(f"plan: option {KIND!r} left out: recording the blocks' operators failed "
                       f"({type(exc).__name__}: {exc})", stacklevel=3)
-        return
+        return {}
     seconds_per_byte = _offload_seconds_per_byte()
     for block, op_prof in found.items():
         if seconds_per_byte is not None:
@@ -66,7 +74,7 @@ def measure_ops(call, table: dict, roots: tuple, prof, kinds) -> None:
                  if (point := _point(prof, prof.layers[b], i)) is not None}
         if wraps:
             options[f"{KIND}:{i}"] = wraps
-    measure_options(call, table, roots, prof, options)
+    return options
 
 
 def _offloadable(graph: OpGraph, seconds_per_byte: float) -> OpGraph:

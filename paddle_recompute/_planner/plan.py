@@ -18,10 +18,12 @@ import paddle
 
 from .._core.layers import find_roots
 from .calibrate import calibrated
-from .op_options import measure_ops
+from .final_choice import ROUNDS as FINAL_ROUNDS
+from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices
+from .op_options import ops_wraps
 from .options import candidates_for, option_kinds, wrap_of
 from .plan_value import BlockChoice, Plan
-from .policy_options import measure_policies
+from .policy_options import measure_options, policy_wraps
 from .profile import profile as run_profile
 from .profile_blocks import layer_table
 from .profile_result import Profile
@@ -64,6 +66,7 @@ def plan(
     profile: Profile | None = None,
     calibrate: int = 0,
     regions: str | None = None,
+    final_rounds: int = FINAL_ROUNDS,
     **kwargs: Any,
 ) -> Plan:
     """Choose, per block, how to recompute so activations fit ``budget`` at the least time.
@@ -71,11 +74,16 @@ def plan(
     Profiles ``model_or_fn(*sample_inputs, **kwargs)`` (see :func:`profile`), builds each
     block's candidate options (``keep``, ``full``, ``sub``, the policy kinds
     ``policy:selective`` and ``policy:masks``, the operator-level ``ops``, and any
-    registered kind), and solves the multiple-choice knapsack exactly.  Policy kinds are
-    measured first: three interleaved rounds of a forward and backward each, with the
-    policy on every block (see ``_planner/policy_options.py``); for ``ops`` every block's
-    operators are recorded over three forwards and each distinct block's keep / recompute
-    / offload frontier is solved (``_planner/op_options.py``).
+    registered kind), and solves the multiple-choice knapsack exactly.  For ``ops`` every
+    block's operators are recorded over three forwards and each distinct block's keep /
+    recompute / offload frontier is solved (``_planner/op_options.py``).  Policy kinds and
+    the offered ``ops`` points are measured first, in the same three interleaved rounds: a
+    plain step, a reference step and one forward and backward per option with it on every
+    block (see ``_planner/policy_options.py``).  Last, the few best plans
+    that fit (the solver's, the solver's over fewer kinds, each option on every block: a
+    preset or policy as a whole-model choice) are measured, one forward and backward each
+    over ``final_rounds`` interleaved rounds, and the fastest is returned (NOTE [ Final
+    measurement ] in ``_planner/final_choice.py``: at most 4 plans, 16 steps by default).
 
     Args:
         model_or_fn: the model, or a function running it (e.g. forward plus loss, so the
@@ -104,7 +112,7 @@ def plan(
         A :class:`Plan`; ``plan.apply()`` wires it in.
 
     Raises:
-        TypeError / ValueError: a bad ``budget``, ``options`` or ``solver``.
+        TypeError / ValueError: a bad ``budget``, ``options``, ``solver`` or ``final_rounds``.
         InfeasibleBudget (a ValueError): the budget is below the least achievable memory,
             which the message names.
 
@@ -120,33 +128,70 @@ def plan(
         ...     model(x).sum().backward()
     """
     regions = _regions(regions, blocks, solver, calibrate)
+    _rounds("final_rounds", final_rounds)
     kinds = _kinds(options)
     budget_bytes("plan", budget, 1)  # type and range checks before the (slow) profile
     prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
                                                              blocks=blocks, **kwargs)
     limit = budget_bytes("plan", budget, prof.total_bytes)
+    call = (model_or_fn, sample_inputs, kwargs)
     roots = find_roots(model_or_fn, sample_inputs, kwargs)
     table = layer_table(model_or_fn, roots, blocks)
-    measure_policies((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
-    measure_ops((model_or_fn, sample_inputs, kwargs), table, roots, prof, kinds)
+    # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
+    # reference step a round for all of them)
+    ops = ops_wraps(call, table, roots, prof, kinds)
+    measure_options(call, table, roots, prof, {**policy_wraps(prof, kinds), **ops})
     if regions == "tree":
-        measure_region_overhead((model_or_fn, sample_inputs, kwargs), table, roots, prof)
-        return _tree_plan(prof, table, kinds, limit, solver)
-    cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
-    for b, c in zip(prof.blocks, cands, strict=True):
-        if not c:
-            raise ValueError(f"plan: block {b!r} has no candidate option among kinds {kinds}")
-    if calibrate:
-        cands = calibrated((model_or_fn, sample_inputs, kwargs), table, roots, prof, cands, calibrate)
+        measure_region_overhead(call, table, roots, prof)
+        plans = _tree_plans(prof, table, kinds, limit, solver, final_rounds)
+    else:
+        cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
+        for b, c in zip(prof.blocks, cands, strict=True):
+            if not c:
+                raise ValueError(f"plan: block {b!r} has no candidate option among kinds {kinds}")
+        if calibrate:
+            cands = calibrated(call, table, roots, prof, cands, calibrate)
+        plans = _block_plans(prof, table, cands, limit, solver, kinds, final_rounds)
+    return measure_final(call, table, roots, shortlist(plans, limit), final_rounds)[0]
+
+
+def _block_plans(prof: Profile, table: dict, cands: list, limit: int, solver: str, kinds,
+                 final_rounds: int) -> list[Plan]:
+    """The solver's plan, then (with a final measurement) the alternatives to measure
+    against it (NOTE [ Final measurement ])."""
     chosen, sol = _solve(prof, cands, limit, solver)
+    plans = [_block_plan(prof, table, limit, chosen, sol.memory, sol.time)]
+    if not final_rounds:
+        return plans
+    for subset in kind_subsets(kinds)[1:]:
+        some = [[c for c in cs if c.kind in subset] for cs in cands]
+        if all(some):
+            try:
+                chosen, sol = _solve(prof, some, limit, solver)
+            except InfeasibleBudget:
+                continue
+            plans.append(_block_plan(prof, table, limit, chosen, sol.memory, sol.time))
+    for picked in uniform_choices(cands):
+        plans.append(_block_plan(prof, table, limit, picked, sum(c.memory for c in picked),
+                                 sum(c.time for c in picked)))
+    return plans
+
+
+def _block_plan(prof: Profile, table: dict, limit: int, chosen: list, memory: float,
+                seconds: float) -> Plan:
     return Plan(budget=limit, baseline_bytes=prof.total_bytes,
-                predicted_bytes=prof.outside_bytes + int(sol.memory), extra_s=sol.time,
+                predicted_bytes=prof.outside_bytes + int(memory), extra_s=seconds,
                 forward_s=prof.forward_s, profile=prof,
                 layers={t: table[t] for c in chosen for t in c.targets},
                 choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets,
                                      payload=c.payload,
                                      types=tuple(type(table[t]).__name__ for t in c.targets))
                          for b, c in zip(prof.blocks, chosen, strict=True)])
+
+
+def _rounds(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"plan: `{name}` must be an int >= 0 (rounds), got {value!r}")
 
 
 def _regions(regions, blocks, solver: str, calibrate) -> str:
@@ -160,12 +205,23 @@ def _regions(regions, blocks, solver: str, calibrate) -> str:
     if solver not in solvers:
         raise ValueError(f"plan: with regions={regions!r}, `solver` must be one of "
                          f"{sorted(solvers)}, got {solver!r}")
-    if isinstance(calibrate, bool) or not isinstance(calibrate, int) or calibrate < 0:
-        raise ValueError(f"plan: `calibrate` must be an int >= 0 (rounds), got {calibrate!r}")
+    _rounds("calibrate", calibrate)
     if calibrate and regions == "tree":
         raise ValueError("plan: `calibrate` prices block options; pass regions='blocks' (and "
                          "blocks=..., or let them be detected) to calibrate")
     return regions
+
+
+def _tree_plans(prof: Profile, table: dict, kinds, limit: int, solver: str,
+                final_rounds: int) -> list[Plan]:
+    """The tree solver's plan, then (with a final measurement) its plans over fewer kinds."""
+    plans = [_tree_plan(prof, table, kinds, limit, solver)]
+    for subset in kind_subsets(kinds)[1:] if final_rounds else ():
+        try:
+            plans.append(_tree_plan(prof, table, subset, limit, solver))
+        except InfeasibleBudget:
+            continue
+    return plans
 
 
 def _tree_plan(prof: Profile, table: dict, kinds, limit: int, solver: str) -> Plan:

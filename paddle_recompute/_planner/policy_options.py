@@ -38,7 +38,8 @@ from .options import recompute_forward, register_option
 from .policy_frame import measured_regions
 from .profile import sync
 
-__all__ = ["register_policy_option", "measure_policies", "measure_options", "POLICY_KINDS", "ROUNDS"]
+__all__ = ["register_policy_option", "measure_policies", "policy_wraps", "measure_options",
+           "POLICY_KINDS", "ROUNDS"]
 
 POLICY_KINDS: dict[str, Callable] = {}
 ROUNDS = 3  # interleaved rounds measuring the region options
@@ -81,11 +82,16 @@ def _provider(kind: str):
 
 def measure_policies(call, table: dict, roots: tuple, prof, kinds) -> None:
     """Fill ``prof.policy_costs`` for the policy kinds among ``kinds`` not measured yet."""
+    measure_options(call, table, roots, prof, policy_wraps(prof, kinds))
+
+
+def policy_wraps(prof, kinds) -> dict:
+    """The options ``measure_options`` takes (label -> {block: wrap}) for the policy kinds
+    among ``kinds`` not measured yet (``plan`` measures them with the ``ops`` points, in the
+    same rounds: one plain and one reference step a round for all)."""
     todo = [k for k in kinds if k in POLICY_KINDS
             and any(k not in prof.policy_costs.get(b, {}) for b in prof.blocks)]
-    if todo:
-        wraps = {kind: {b: _wrap(POLICY_KINDS[kind]) for b in prof.blocks} for kind in todo}
-        measure_options(call, table, roots, prof, wraps)
+    return {kind: {b: _wrap(POLICY_KINDS[kind]) for b in prof.blocks} for kind in todo}
 
 
 def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUNDS) -> None:
@@ -159,7 +165,7 @@ def _measured(call, table, roots, params, wraps: dict, label: str) -> dict | Non
         return _measure(call, table, roots, params, wraps)
     except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
         warnings.warn(f"plan: option {label!r} left out: running the blocks under its policy "
-                      f"failed ({type(exc).__name__}: {exc})", stacklevel=5)
+                      f"failed ({type(exc).__name__}: {exc})", stacklevel=4)
         return None
 
 

@@ -1,0 +1,182 @@
+"""Where an operator-level region's rerun time goes: the model's prediction against the rerun.
+
+On PaddleFormers' Llama (the frontier benchmark's model) the decoder layers' operators are
+recorded as the planner records them (``_planner/profile_ops.py``) and the exact keep /
+recompute frontier solved (NOTE [ Operator model ]).  For points holding a fraction of a
+layer's saved-tensor bytes (``--fractions``), it reports:
+
+  * the model: the rerun's time as a fraction of a full rerun's, the operators the rerun
+    passes (up to its last uncovered saved tensor) and of those the ones it skips; and what
+    a rebuild of only the ancestors of the tensors backward needs would cost with the same
+    kept set (a lower bound the prefix rerun cannot reach: it replays the forward's code);
+  * the measurement: every layer a region under that point's ``OpPolicy``, one forward and
+    backward per round (rounds interleaved with a ``recompute_all`` region on every layer),
+    each region's rerun time over the ``recompute_all`` rerun of the same round (median),
+    the operators the rerun observed, skipped and rebuilt, and the bytes held.
+
+    python benchmarks/ops_rerun.py [--rounds 3] [--hidden 512 --seq 256] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")  # before Paddle is imported
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package
+
+import frontier  # noqa: E402  (this directory: the Llama subject and its step)
+import paddle  # noqa: E402
+
+from paddle_recompute import planner, policies  # noqa: E402
+from paddle_recompute._core import tree  # noqa: E402
+from paddle_recompute._core.layers import find_roots  # noqa: E402
+from paddle_recompute._entry.recompute import policy_frames  # noqa: E402
+from paddle_recompute._planner import profile_ops as _profile_ops  # noqa: E402
+from paddle_recompute._planner.op_solve import evaluate, op_frontier  # noqa: E402
+from paddle_recompute._planner.policy_frame import MeasuredFrame  # noqa: E402
+from paddle_recompute._planner.profile_blocks import layer_table  # noqa: E402
+from paddle_recompute._selective.op_policy import OpPolicy  # noqa: E402
+
+
+class _Counted(MeasuredFrame):
+    """A measured region that also keeps its rerun's counters."""
+
+    __slots__ = ("reruns",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reruns = []
+
+    def recomputation(self, needed: set):
+        rerun = super().recomputation(needed)
+        self.reruns.append(rerun)
+        return rerun
+
+
+def _inputs_recorded():
+    """Make the profile's recorder also note, per operator, which operators made its inputs."""
+    deps: dict = {}
+    observe = _profile_ops._Recorder.observe_op
+
+    def observe_op(self, name, fn, args, kwargs):
+        made = [self.made.get(t.data_ptr()) for t in tree.flatten((args, kwargs))[0]
+                if isinstance(t, paddle.Tensor) and t._is_initialized()]
+        out = observe(self, name, fn, args, kwargs)
+        deps.setdefault(id(self), []).append(sorted({m for m in made if m is not None}))
+        return out
+
+    _profile_ops._Recorder.observe_op = observe_op
+    return deps, lambda: setattr(_profile_ops._Recorder, "observe_op", observe)
+
+
+def ancestors_time(graph, deps: list, keep) -> float:
+    """Kernel seconds of rebuilding only what the needed tensors depend on (not kept)."""
+    todo = [s.producer for s in graph.slots if s.producer is not None and s.producer not in keep]
+    seen: set = set()
+    while todo:
+        j = todo.pop()
+        if j not in seen and j not in keep:
+            seen.add(j)
+            todo.extend(deps[j])
+    return sum(graph.ops[j].time for j in seen)
+
+
+def model_rows(graph, deps: list, fractions: list) -> list:
+    frontier_ = op_frontier(graph)
+    full = evaluate(graph, ())
+    producers = {s.producer for s in graph.slots if s.producer is not None}
+    saved = sum(graph.ops[p].nbytes for p in producers)
+    rows = []
+    for f in fractions:
+        p = frontier_.best(f * saved)
+        stop = max((s.reach for s in graph.slots if s.producer is not None and s.producer not in p.keep),
+                   default=0)
+        rows.append({"fraction": f, "keep": sorted(p.keep), "memory": p.memory / saved,
+                     "model_time": p.time / full.time, "passed": stop,
+                     "skipped": sum(1 for j in p.keep if j < stop and graph.ops[j].skippable),
+                     "ancestors_time": ancestors_time(graph, deps, p.keep) / full.time})
+    return rows
+
+
+def measure(subject, graph, rows: list, rounds: int) -> None:
+    names = tuple(o.name for o in graph.ops)
+    configs = {"recompute_all": policies.recompute_all}
+    configs.update({f"{r['fraction']:g}": OpPolicy(names, frozenset(r["keep"])) for r in rows})
+    samples: dict = {k: [] for k in configs}
+    for r in range(rounds + 1):  # round 0 warms up
+        order = list(configs)[r % len(configs):] + list(configs)[:r % len(configs)]
+        for label in order:
+            finished: list = []
+            undo = frontier._policy(subject, configs[label])
+            try:
+                with policy_frames(functools.partial(_Counted, finished)):
+                    frontier._step(subject)
+            finally:
+                undo()
+            if r:
+                samples[label].append(finished)
+            else:
+                finished.clear()
+    for r_i in range(rounds):
+        base = sum(f.rerun_ns for f in samples["recompute_all"][r_i])
+        for row in rows:
+            frames = samples[f"{row['fraction']:g}"][r_i]
+            row.setdefault("rerun_ratios", []).append(sum(f.rerun_ns for f in frames) / base)
+    for row in rows:
+        frames = samples[f"{row['fraction']:g}"][-1]
+        row["measured_time"] = statistics.median(row["rerun_ratios"])
+        row["observed"] = sum(x.op_index for f in frames for x in f.reruns) / len(frames)
+        row["skipped_measured"] = sum(x.skipped for f in frames for x in f.reruns) / len(frames)
+        row["rebuilt"] = sum(x.rebuilt for f in frames for x in f.reruns) / len(frames)
+        row["held_mib"] = sum(f.held_bytes() for f in frames) / len(frames) / 2**20
+    for cfg in samples.values():
+        for finished in cfg:
+            finished.clear()  # each frame is in the list it holds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--fractions", default="0.25,0.5,0.75")
+    for name, default in (("hidden", 512), ("seq", 256), ("blocks", 4), ("batch", 4)):
+        parser.add_argument(f"--{name}", type=int, default=default)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    paddle.set_device("cpu")
+    subject = frontier.Subject("llama", argparse.Namespace(
+        vocab=512, hidden=args.hidden, heads=8, kv_heads=4, blocks=args.blocks, seq=args.seq,
+        batch=args.batch, large_hidden=768, dropout=0.1))
+    prof = planner.profile(subject.loss, subject.tokens, blocks=subject.blocks, repeats=1)
+    roots = find_roots(subject.loss, (subject.tokens,), {})
+    table = layer_table(subject.loss, roots, subject.blocks)
+    deps, undo = _inputs_recorded()
+    try:
+        found = _profile_ops.profile_ops((subject.loss, (subject.tokens,), {}), table, roots, prof)
+    finally:
+        undo()
+    graph = found[prof.blocks[0]].graph
+    rows = model_rows(graph, next(iter(deps.values())), [float(f) for f in args.fractions.split(",")])
+    measure(subject, graph, rows, args.rounds)
+    print(f"{len(graph.ops)} operators, {len(graph.slots)} saved tensors per layer")
+    print("| kept bytes (of a layer's saved) | model: rerun / full's | ancestors only | "
+          "passed / skipped (model) | measured rerun / recompute_all's | "
+          "observed / skipped / rebuilt | held MiB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['memory']:.2f} | {r['model_time']:.2f} | {r['ancestors_time']:.2f} | "
+              f"{r['passed']} / {r['skipped']} | {r['measured_time']:.2f} | "
+              f"{r['observed']:.0f} / {r['skipped_measured']:.0f} / {r['rebuilt']:.0f} | "
+              f"{r['held_mib']:.1f} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"args": vars(args), "ops": [o.name for o in graph.ops],
+                                               "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
