@@ -104,6 +104,19 @@ class Subject:
         return _loss_of(self.outputs(inputs))
 
 
+def add_llama_size(parser: argparse.ArgumentParser) -> None:
+    """``--hidden --seq --blocks --batch``: the Llama of ``llama_subject`` (other benchmarks)."""
+    for name, default in (("hidden", 512), ("seq", 256), ("blocks", 4), ("batch", 4)):
+        parser.add_argument(f"--{name}", type=int, default=default)
+
+
+def llama_subject(args: argparse.Namespace) -> Subject:
+    """PaddleFormers' Llama at ``add_llama_size``'s arguments (8 heads, 4 KV heads, dropout 0.1)."""
+    return Subject("llama", argparse.Namespace(
+        vocab=512, hidden=args.hidden, heads=8, kv_heads=4, blocks=args.blocks, seq=args.seq,
+        batch=args.batch, large_hidden=768, dropout=0.1))
+
+
 def _loss_of(out) -> paddle.Tensor:
     return out if isinstance(out, paddle.Tensor) else (out["loss"] if isinstance(out, dict) else out[0])
 

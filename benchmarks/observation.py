@@ -90,14 +90,11 @@ def per_op_seconds(rounds: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
-    for name, default in (("hidden", 512), ("seq", 256), ("blocks", 4), ("batch", 4)):
-        parser.add_argument(f"--{name}", type=int, default=default)
+    frontier.add_llama_size(parser)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     paddle.set_device("cpu")
-    subject = frontier.Subject("llama", argparse.Namespace(
-        vocab=512, hidden=args.hidden, heads=8, kv_heads=4, blocks=args.blocks, seq=args.seq,
-        batch=args.batch, large_hidden=768, dropout=0.1))
+    subject = frontier.llama_subject(args)
     modes = {"none": lambda: (lambda: None),
              "save_all": functools.partial(frontier._policy, subject, policies.save_all)}
     times: dict = {m: [] for m in modes}

@@ -144,14 +144,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fractions", default="0.25,0.5,0.75")
-    for name, default in (("hidden", 512), ("seq", 256), ("blocks", 4), ("batch", 4)):
-        parser.add_argument(f"--{name}", type=int, default=default)
+    frontier.add_llama_size(parser)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     paddle.set_device("cpu")
-    subject = frontier.Subject("llama", argparse.Namespace(
-        vocab=512, hidden=args.hidden, heads=8, kv_heads=4, blocks=args.blocks, seq=args.seq,
-        batch=args.batch, large_hidden=768, dropout=0.1))
+    subject = frontier.llama_subject(args)
     prof = planner.profile(subject.loss, subject.tokens, blocks=subject.blocks, repeats=1)
     roots = find_roots(subject.loss, (subject.tokens,), {})
     table = layer_table(subject.loss, roots, subject.blocks)
