@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import statistics
-import time
 from dataclasses import replace
 
 import paddle
@@ -26,7 +25,7 @@ from .._core.amp import grad_enabled, set_grad_enabled
 from .._core.state import ForwardState
 from .._entry.routing import route_forward
 from .options import wrap_of, wrapped_forward
-from .profile import sync
+from .profile import clock, sync
 
 __all__ = ["calibrated", "trainable_params", "step", "Wrapped"]
 
@@ -82,18 +81,18 @@ def _candidate(options: list, name: str):
 
 
 def step(call, roots, params) -> float:
-    """Time one forward + ``paddle.grad`` backward of ``call`` (state put back, ``.grad``
-    untouched)."""
+    """Seconds one forward + ``paddle.grad`` backward of ``call`` took by the planner's
+    clock (NOTE [ Planning clock ] in ``profile.py``; state put back, ``.grad`` untouched)."""
     fn, args, kwargs = call
     with ForwardState(True, roots).replayed():
         sync()
-        start = time.perf_counter()
+        start = clock()
         outs = [t for t in tree.flatten(fn(*args, **kwargs))[0]
                 if not t.stop_gradient and t.is_floating_point()]
         paddle.grad(outs, params, grad_outputs=[paddle.ones_like(t) for t in outs],
                     allow_unused=True)
         sync()
-        return time.perf_counter() - start
+        return clock() - start
 
 
 class Wrapped:

@@ -19,11 +19,9 @@ applied in turn and one forward + backward of the profiled call timed
 (``calibrate.step``: state put back, parameters' ``.grad`` untouched), ``rounds`` rounds
 interleaved in rotating order after one warm-up step each; the plan with the least median
 time relative to the solver's plan in the same round wins (the load of a shared machine
-drifts between rounds; the ratio cancels it).  On the CPU the time is the process's CPU
-time (``time.process_time``: every thread's, kernels included), not the wall clock: on a
-shared machine the wall clock is mostly waiting for other processes (a 2-core host at load
-8: ten 1024x1024 matmuls took 8.6-10.2 s of wall clock and 0.48-0.51 s of CPU time).  On
-an accelerator, where the host waits for the device, it is the wall clock.  Fitting is by
+drifts between rounds; the ratio cancels it).  Times are by the planner's clock: CPU
+time on the CPU, the wall clock on an accelerator (NOTE [ Planning clock ] in
+``profile.py``).  Fitting is by
 prediction: a plan the solver's model says exceeds the budget is never measured.  Cost: ``(rounds + 1) x
 candidates`` steps (defaults 3 and 4: 16 steps, on the Llama above ~40 s against minutes
 of pricing the options).
@@ -32,10 +30,7 @@ of pricing the options).
 from __future__ import annotations
 
 import statistics
-import time
 from collections.abc import Callable
-
-import paddle
 
 from .._core.amp import grad_enabled, set_grad_enabled
 from .calibrate import step, trainable_params
@@ -88,7 +83,7 @@ def measure_final(call, table: dict, roots: tuple, plans: list[Plan], rounds: in
     ``timer(call, roots, params) -> seconds`` runs one step (default ``calibrate.step``)."""
     if len(plans) < 2 or rounds < 1:
         return plans[0], [1.0] * len(plans)
-    timer = timer or (_cpu_step if paddle.get_device() == "cpu" else step)
+    timer = timer or step
     params = trainable_params(table)
     times: list[list[float]] = [[] for _ in plans]
     grad = grad_enabled()
@@ -107,9 +102,3 @@ def measure_final(call, table: dict, roots: tuple, plans: list[Plan], rounds: in
     best = min(range(len(plans)), key=lambda i: (ratios[i], i))
     return plans[best], ratios
 
-
-def _cpu_step(call, roots, params) -> float:
-    """CPU seconds of one ``calibrate.step`` (the process's, every thread's)."""
-    start = time.process_time()
-    step(call, roots, params)
-    return time.process_time() - start

@@ -15,9 +15,9 @@ import contextlib
 import functools
 from collections.abc import Iterator
 
-from .._core.nonreentrant import clock
 from .._entry.recompute import policy_frames
 from .._selective.frame import PolicyFrame
+from .profile import clock
 
 __all__ = ["MeasuredFrame", "measured_regions"]
 
@@ -31,7 +31,7 @@ class MeasuredFrame(PolicyFrame):
         super().__init__(policy, function, args, kwargs, **fields)
         self.finished = finished
         self.slot_bytes: dict[int, int] = {}  # buffer start -> bytes, of saved tensors handles carry
-        self.rerun_ns = 0
+        self.rerun_ns = 0  # by the planner's clock (NOTE [ Planning clock ] in profile.py)
 
     def kept_slot(self, tensor) -> None:
         _add_buffer(self.slot_bytes, tensor)
@@ -43,7 +43,7 @@ class MeasuredFrame(PolicyFrame):
     def recompute(self) -> None:
         start = clock()
         super().recompute()
-        self.rerun_ns += clock() - start
+        self.rerun_ns += round((clock() - start) * 1e9)
 
     def held_bytes(self) -> int:
         """Device bytes this region holds for backward besides its inputs, parameters and

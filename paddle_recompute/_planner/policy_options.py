@@ -6,7 +6,8 @@ nobody saves (a kept projection feeding a dropout) and on what its rerun can ski
 ``ROUNDS`` interleaved rounds, a plain forward and backward of the profiled call and one
 per policy with it applied to every block (random state and stateful buffers put back,
 parameters' ``.grad`` untouched), reading from each block's region the device bytes it held
-and the time its rerun took (``MeasuredFrame`` in ``policy_frame.py``).
+and the time its rerun took (``MeasuredFrame`` in ``policy_frame.py``), all by the
+planner's clock (NOTE [ Planning clock ] in ``profile.py``: CPU time on the CPU).
 A policy region also costs time in forward: every operator call passes through Python to
 be numbered and shown to the policy.  So each block's forward is timed in both steps, and
 an option's time is its rerun plus what its region's forward took beyond the block's plain
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import statistics
-import time
 import warnings
 from collections.abc import Callable
 
@@ -36,7 +36,7 @@ from .._selective import policies
 from .calibrate import Wrapped, step, trainable_params
 from .options import recompute_forward, register_option
 from .policy_frame import measured_regions
-from .profile import sync
+from .profile import clock, sync
 
 __all__ = ["register_policy_option", "measure_policies", "policy_wraps", "measure_options",
            "POLICY_KINDS", "ROUNDS"]
@@ -177,10 +177,10 @@ def _plain_forwards(call, table, roots, params, blocks) -> dict:
         def wrap(forward):
             def run(*args, **kwargs):
                 sync()
-                start = time.perf_counter()
+                start = clock()
                 out = forward(*args, **kwargs)
                 sync()
-                seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+                seconds[name] = seconds.get(name, 0.0) + clock() - start
                 return out
 
             return run
@@ -204,10 +204,10 @@ def _measure(call, table, roots, params, wraps: dict) -> dict:
             def run(*args, **kwargs):
                 before = len(finished)
                 sync()
-                start = time.perf_counter()
+                start = clock()
                 out = region(*args, **kwargs)
                 sync()
-                seconds = time.perf_counter() - start
+                seconds = clock() - start
                 if len(finished) > before:  # regions nested in this one end before it
                     owners.append((name, finished[-1], seconds))
                 return out
