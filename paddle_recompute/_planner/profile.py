@@ -11,13 +11,14 @@ hooks and cost nothing.  The tensor is attributed to every layer running when it
 Inside an active recompute region the region packs, so its tensors are not seen: profile
 a model without recompute applied.
 
-NOTE [ Planning clock ]: every time the planner measures (the profile's forwards and
-reruns, the measured region options, calibration, the final choice) is read from
+NOTE [ Planning clock ]: the planner's step and block times (the profile's forwards and
+reruns, the measured region options, calibration, the final choice) are read from
 :func:`clock`: on the CPU this process's CPU time (``time.process_time``: every thread's,
 kernels included), not the wall clock; on a shared machine the wall clock is mostly waiting
 for other processes (a 2-core host at load 8: ten 1024x1024 matmuls took 8.6-10.2 s of wall
 clock and 0.48-0.51 s of CPU time).  On an accelerator, where the host waits for the
-device, it is the wall clock (after ``sync``).
+device, it is the wall clock (after ``sync``).  Per-operator times (``profile_ops.py``)
+stay on the wall clock: reading the CPU time is a system call, slow next to small kernels.
 """
 
 from __future__ import annotations
