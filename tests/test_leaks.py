@@ -8,6 +8,7 @@ on (``FLAGS_enable_host_memory_stat=1`` before Paddle is imported).
 import gc
 import weakref
 
+import numpy as np
 import paddle
 import pytest
 from paddle import nn
@@ -171,6 +172,46 @@ def test_backward_frees_the_held_activations(use_reentrant):
     del loss
     gc.collect()
     assert held() == baseline
+
+
+def _exp_chain(x, n=6):
+    for _ in range(n):
+        x = paddle.exp(x * 0.01)  # exp saves its output; the scale saves nothing
+    return x
+
+
+def _backward_peak(run, retain=False) -> tuple[int, int, list]:
+    """(bytes held after forward, peak during backward, x's gradient) of ``run``'s chain."""
+    x = paddle.ones([256, 256])
+    x.stop_gradient = False
+    gc.collect()
+    before = held()
+    loss = run(x).sum()
+    after_forward = held() - before
+    core.host_memory_stat_reset_peak_value("Allocated", 0)
+    loss.backward(retain_graph=retain)
+    peak = core.host_memory_stat_peak_value("Allocated", 0) - before
+    if retain:
+        loss.backward()
+    return after_forward, peak, x.grad.numpy()
+
+
+@pytest.mark.parametrize("region", ["save_all", "no_recompute"])
+def test_kept_saved_tensors_are_freed_as_their_nodes_run(region):
+    """NOTE [ Plain saves ]: Paddle holds what a pack hook returned until the graph dies, so a
+    region's kept slots (``KeepHandle``, ``Kept``) let go once unpacked: the backward's peak
+    is plain Paddle's (it was one activation per saved tensor higher), and ``retain_graph``
+    still gives a second backward."""
+    from paddle_recompute import no_recompute, policies
+
+    regions = {
+        "save_all": lambda x: recompute(_exp_chain, x, use_reentrant=False, policy=policies.save_all),
+        "no_recompute": lambda x: recompute(lambda t: no_recompute(_exp_chain, t), x, use_reentrant=False),
+    }
+    plain, kept = _backward_peak(_exp_chain), _backward_peak(regions[region])
+    assert kept[:2] == plain[:2]
+    twice = _backward_peak(regions[region], retain=True)
+    np.testing.assert_array_equal(twice[2], 2 * plain[2])
 
 
 def test_frame_is_freed_after_the_reentrant_second_backward_error(frames):

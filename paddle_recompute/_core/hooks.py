@@ -47,8 +47,8 @@ from paddle.base import core
 
 from . import errors
 from .amp import set_grad_enabled
-from .errors import RecomputeError
-from .plain_saves import Plain
+from .errors import RecomputeError, retains_graph
+from .plain_saves import Plain, spent
 
 __all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "top", "UserFrame",
            "Kept", "installed", "release_idle"]
@@ -207,7 +207,8 @@ class Kept:
     own grad node: for an output its operator saves (softmax, exp, a kept matmul output),
     that node is the saver, a cycle through C++ that Python's collector cannot see, and
     the node with every tensor it saved would leak each step.  So handles hold detached
-    views (same buffer, no autograd meta).
+    views (same buffer, no autograd meta).  Once unpacked it lets go of the tensor unless the
+    backward retains the graph (NOTE [ Plain saves ] in ``plain_saves.py``).
     """
 
     __slots__ = ("tensor",)
@@ -216,7 +217,12 @@ class Kept:
         self.tensor = tensor.detach()
 
     def unpack(self):
-        return self.tensor
+        tensor = self.tensor
+        if tensor is None:
+            raise spent()
+        if not retains_graph():
+            self.tensor = None
+        return tensor
 
 
 class _UserPacked:

@@ -16,13 +16,17 @@ Paddle's hooked path instead of its plain one, and three things differ from a pl
 Paddle's error when it moved, and it lets go of the tensor once unpacked unless the
 backward that unpacks it retains the graph (``retain_graph=True``, or ``paddle.grad`` with
 ``create_graph``), so the buffer is freed when the node has run, as in plain Paddle.
+The saved tensors a region keeps rather than recomputes let go the same way (``Kept``,
+the policy region's ``KeepHandle``): otherwise every tensor a ``save_all`` region keeps
+lives to the end of backward, and on the CPU (glibc malloc) the step pays for it in page
+faults (``benchmarks/observation.py``).
 """
 
 from __future__ import annotations
 
 from .errors import retains_graph
 
-__all__ = ["Plain"]
+__all__ = ["Plain", "spent"]
 
 
 class Plain:
@@ -38,10 +42,7 @@ class Plain:
     def unpack(self):
         tensor = self.tensor
         if tensor is None:
-            raise RuntimeError(
-                "Trying to backward through a saved tensor a second time: its buffer was freed "
-                "after the first backward. Pass retain_graph=True to the first backward or grad call."
-            )
+            raise spent()
         current = tensor._inplace_version()
         if current != self.version:
             raise RuntimeError(
@@ -53,3 +54,11 @@ class Plain:
         if not retains_graph():
             self.tensor = None
         return tensor
+
+
+def spent() -> RuntimeError:
+    """The error of unpacking a saved tensor that let go of its buffer (a second backward)."""
+    return RuntimeError(
+        "Trying to backward through a saved tensor a second time: its buffer was freed "
+        "after the first backward. Pass retain_graph=True to the first backward or grad call."
+    )

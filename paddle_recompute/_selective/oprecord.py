@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from .._core import ops
 from .._core import tree as _tree
+from .._core.errors import retains_graph
 from .._core.nonreentrant import Handle
 from .._core.offload import to_place
+from .._core.plain_saves import spent
 
 __all__ = ["KEPT", "INTERNAL", "FromInput", "FromOutput", "OpRecord", "KeepHandle", "Inputs",
            "position", "dead"]
@@ -78,7 +80,9 @@ def dead():
 
 
 class KeepHandle(Handle):
-    """Handle of a policy region: carries the value itself when the slot was kept."""
+    """Handle of a policy region: carries the value itself when the slot was kept, and lets
+    go of it once unpacked unless the backward retains the graph (NOTE [ Plain saves ] in
+    ``_core/plain_saves.py``: Paddle holds what a pack hook returned until the graph is freed)."""
 
     __slots__ = ("value", "place")
 
@@ -91,7 +95,14 @@ class KeepHandle(Handle):
         value = self.value
         if value is None:
             return self.frame.unpack(self.index)
+        if value is _SPENT:
+            raise spent()
+        if not retains_graph():
+            self.value = _SPENT
         return value if self.place is None else to_place(value, self.place)
+
+
+_SPENT = object()  # a kept slot's value after a backward that did not retain the graph
 
 
 class Inputs:
