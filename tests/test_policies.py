@@ -323,9 +323,13 @@ def test_held_bytes_follow_the_policy():
     # kept that nobody saved (the first linear's) are released when the forward ends
     # (NOTE [ Unreachable outputs ]), and it holds what plain holds.
     assert abs(save_all - 18 * out) <= out
-    # Without early stop a rerun runs to the end, so the region keeps all it was told to:
-    # the first linear's output of each group too (24).
-    assert abs(_held(policies.save_all, early_stop=False) - 24 * out) <= out
+    # Without early stop too: the first linear's outputs died in forward before anything
+    # could need them, and were let go then (NOTE [ Kept outputs let go ]).
+    assert abs(_held(policies.save_all, early_stop=False) - 18 * out) <= out
+    # A policy that does not keep everything keeps all it was told to: the first linear's
+    # output of each group too (24).
+    keep_all = policies.save_any_of(policies.save_matmuls, lambda info: True)
+    assert abs(_held(keep_all, early_stop=False) - 24 * out) <= out
 
 
 # --------------------------------------------------------------------------- errors
@@ -453,6 +457,35 @@ def test_a_kept_output_no_rerun_reaches_is_released(early_stop):
     # forward 2; the rerun reruns no linear (fc1 kept); without early stop it skips fc2
     # through its kept output
     assert counts["linear"] == 2
+
+
+def _scaled_exps(x, n=4):
+    for _ in range(n):
+        x = paddle.exp(paddle.scale(x, 0.01))  # exp saves its output, scale nothing
+    return x
+
+
+def _forward_peak(fn, x) -> int:
+    gc.collect()
+    before = _allocated()
+    core.host_memory_stat_reset_peak_value("Allocated", 0)
+    out = fn(x)
+    peak = core.host_memory_stat_peak_value("Allocated", 0) - before
+    out.sum().backward()
+    return peak
+
+
+def test_a_region_keeping_everything_peaks_as_the_plain_forward():
+    # NOTE [ Kept outputs let go ]: the scale outputs die in forward and nothing can need
+    # them, so they are freed as the plain forward frees them (held to the forward's end,
+    # the region peaked three of them higher); and no rerun runs.
+    x = requires_grad(paddle.randn([256, 256]))
+    plain = _forward_peak(_scaled_exps, x)
+    with counting_ops() as counts:
+        kept = _forward_peak(lambda t: recompute(_scaled_exps, t, use_reentrant=False,
+                                                 policy=policies.save_all), x)
+    assert kept == plain
+    assert counts == {"scale": 4, "exp": 4}
 
 
 # --------------------------------------------------------------------------- policy values

@@ -31,6 +31,9 @@ the last slot a rerun can need (handles still alive) and frees the kept outputs 
 of the operators after it, and of that operator when it stops before running: a policy
 that keeps every matmul output does not pay for the last projection's.  The region then
 always stops early, which the release relies on.
+
+A region whose policy keeps everything lets go during the forward of the kept outputs no
+rerun can need yet: NOTE [ Kept outputs let go ] in ``letgo.py``.
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ from .._core.nonreentrant import Frame, clock
 from .._core.offload import to_host
 from .._core.rng import RngState
 from . import dropout_replay
+from .letgo import LetGo
 from .oprecord import INTERNAL, KEPT, FromInput, FromOutput, Inputs, KeepHandle, OpRecord, dead, position
-from .policies import Offload, PolicyInfo, names_of
+from .policies import Offload, PolicyInfo, keeps_everything, names_of
 from .rerun import PolicyRecomputation
 
 __all__ = ["PolicyFrame", "Offloaded"]
@@ -83,7 +87,7 @@ class PolicyFrame(Frame):
     (not a parameter), where the planner counts bytes.
     """
 
-    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags")
+    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags", "letgo")
 
     def __init__(self, policy, function, args, kwargs, **fields):
         super().__init__(function, args, kwargs, **fields)
@@ -91,6 +95,7 @@ class PolicyFrame(Frame):
         self.ops = []
         self.current = None
         self.kept_ptrs = {}
+        self.letgo = LetGo(self.ops, self.refs, self.kept_ptrs, keeps_everything(policy))
         self.offloaded: dict[int, Offloaded] = {}
         self.tags = set()
 
@@ -164,6 +169,7 @@ class PolicyFrame(Frame):
             handle.value = tensor.detach()  # never the tensor itself: see NOTE [ No cycles ]
             if not tensor.persistable:
                 self.kept_slot(tensor)
+                self.letgo.slot_kept(tensor)
         elif ptr in self.offloaded and self.offloaded[ptr].alive():
             # Only while the offloaded output's own object lives: then its buffer does,
             # and ``ptr`` cannot belong to another tensor.
@@ -227,6 +233,7 @@ class PolicyFrame(Frame):
             self.offloaded[t.data_ptr()] = Offloaded(copy, t, op)
         else:
             op.held[i] = self.kept_ptrs[t.data_ptr()] = t.detach()
+            self.letgo.watch(op, i, t)
 
     def _keep_mask(self, op: OpRecord, call: tuple, out) -> None:
         """Ask about dropout's mask (its intermediate output 1); see NOTE [ Dropout mask replay ]."""
@@ -312,6 +319,7 @@ class _Observing:
         self.ops.__enter__()
 
     def __exit__(self, exc_type, *exc: object) -> None:
+        self.frame.letgo.stop()
         self.ops.__exit__()
         if exc_type is None:
             self.frame.check_names()

@@ -12,7 +12,7 @@ __all__ = [
     "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
     "save_dropout_masks", "save_matmuls", "save_matmuls_except_scores",
     "save_matmuls_except_scores_and_masks", "save_matmuls_no_batch", "save_names", "Policy",
-    "SaveNames", "SaveAnyOf", "Offloading", "names_of",
+    "SaveNames", "SaveAnyOf", "Offloading", "names_of", "keeps_everything",
 ]
 
 
@@ -215,6 +215,14 @@ class Offloading:
 
     def __repr__(self) -> str:
         return f"policies.offload({_policy_repr(self.policy)})"
+
+
+def keeps_everything(policy) -> bool:
+    """Whether ``policy`` keeps every operator output (``save_all``, or ``save_any_of`` with
+    it): its region lets go of the outputs no rerun can need (NOTE [ Kept outputs let go ])."""
+    if isinstance(policy, SaveAnyOf):
+        return any(keeps_everything(p) for p in policy.policies)
+    return policy is save_all
 
 
 def names_of(policy) -> frozenset:
