@@ -17,12 +17,15 @@ batch 4, CPU) every decoder layer is a ``save_all`` region.  Two measures:
 
 Times are this process's CPU time (``frontier.py``'s ``--clock cpu``): on the shared machine
 the wall clock is mostly waiting for other processes.  Per step it also reports the minor
-page faults and the user and system CPU seconds (``getrusage``): a ``save_all`` region
-holds every output of a layer until the layer's forward ends, where the plain forward frees
-what backward does not save at once, so it touches fresh memory (on the Llama at hidden
-512 with glibc's default malloc: 37k minor faults a step against 13k, +52 ms of system
-time).  ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` in the environment (glibc:
-keep freed memory for reuse) are recorded in the JSON.
+page faults and the user and system CPU seconds (``getrusage``): a region that holds
+tensors longer than the plain step makes glibc's malloc map fresh pages (8 MiB buffers are
+mapped and unmapped per allocation unless a freed chunk fits).  Two such holds were found
+and removed: Paddle keeps what a pack hook returned until the graph dies, so kept slots
+now let go once unpacked (NOTE [ Plain saves ]); and a ``save_all`` region held every
+output of a layer to the end of its forward, where the plain forward frees what backward
+does not save at once (NOTE [ Kept outputs let go ]).  ``MALLOC_MMAP_THRESHOLD_`` /
+``MALLOC_TRIM_THRESHOLD_`` in the environment (glibc: keep freed memory for reuse) are
+recorded in the JSON.
 
     python benchmarks/observation.py [--rounds 10] [--hidden 512 --seq 256 ...] [--json out.json]
 """
