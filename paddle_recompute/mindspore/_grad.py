@@ -5,7 +5,9 @@ functional transforms are pure).  The inputs being differentiated are the functi
 leaves: each is passed as a detached copy that requires grad.  The output is seeded with
 ones (``sens``), so for several outputs the gradient is that of their sum.  Gradients that do
 not exist (an input the output does not depend on) are zeros, as in MindSpore.  The forward
-runs inside a recipe scope, so ``Primitive.recompute`` takes effect in it.
+runs inside a recipe scope, so ``Primitive.recompute`` takes effect in it. A grad-flagged
+Cell's recorded forward is reused as MindSpore reuses it (``_forward_reuse.py``); the hooks
+registered on the inputs and weights run on their gradients (``_surface/hooks.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import paddle
 
 from .._core import tree
 from . import _recipes
+from ._forward_reuse import Run, own_forward, take
+from ._surface import hooks
 from ._tensor import Parameter
 from ._validate import not_provided
 
@@ -84,17 +88,32 @@ def _gradients(targets: Any, requested: list, sens: Any) -> list:
 
 def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: Sequence[int],
                   weights: list, has_aux: bool = False, sens: Any = None) -> tuple[Any, list, list]:
-    """Run ``fn`` and return ``(output, input gradients, weight gradients)``."""
-    args = list(args)
+    """Run ``fn`` (or reuse its recorded forward: ``_forward_reuse.py``) and return ``(output,
+    input gradients, weight gradients)``, each through the hooks registered on its input or
+    weight (NOTE [ Gradient hooks on copies ] in ``_surface/hooks.py``)."""
     for p in positions:
         if not -len(args) <= p < len(args):
             raise IndexError(f"For 'grad', grad_position {p} is out of range for {len(args)} inputs.")
-        args[p] = _leaf(args[p], p)
-    with _recipes.scope():
-        out = fn(*args, **kwargs)
-    requested = [args[p] for p in positions] + list(weights)
-    grads = _gradients(_differentiated(out, has_aux), requested, sens)
+    run = take(fn, args, kwargs)
+    if run is not None and _reusable(run, positions):
+        out, leaves = run.out, [run.passed[p] for p in positions]
+    else:
+        leaves = [_leaf(args[p], p) for p in positions]
+        passed = list(args)
+        for p, leaf in zip(positions, leaves, strict=True):
+            passed[p] = leaf
+        with _recipes.scope(), own_forward():
+            out = fn(*passed, **kwargs)
+    grads = _gradients(_differentiated(out, has_aux), leaves + list(weights), sens)
+    sources = [args[p] for p in positions] + list(weights)
+    grads = [hooks.apply(s, g) for s, g in zip(sources, grads, strict=True)]
     return _detached(out), grads[:len(positions)], grads[len(positions):]
+
+
+def _reusable(run: Run, positions: Sequence[int]) -> bool:
+    """Whether the recorded forward gives the requested inputs' gradients: each is a leaf (a
+    non-leaf input's gradient would pass its own Paddle hooks too)."""
+    return all(isinstance(run.passed[p], paddle.Tensor) and run.passed[p].is_leaf for p in positions)
 
 
 def _detached(out: Any) -> Any:
