@@ -62,11 +62,16 @@ HOOK = {
     "no_recompute_reference": _LOG + _BLOCK + "result = (log, ms.grad(Outer(Block()))(x))",
     "recompute_function": _LOG + _BLOCK + "class Net(nn.Cell):\n    def __init__(self):\n        super().__init__()\n        self.block = Block()\n    def construct(self, v):\n        return ms.recompute(self.block, v * 1).sum()\nresult = (log, ms.grad(Net())(x))",
     "recompute_training_steps": _LOG + _BLOCK + "b = Block()\nb.recompute()\nouter = Outer(b)\nstep = nn.TrainOneStepCell(outer, nn.SGD(outer.trainable_params(), 0.1))\nstep.set_train()\nlosses = [step(x) for _ in range(2)]\nresult = (len(log), losses, outer.fc.weight)",
+    "intermediate_weights_only": _LOG + _BLOCK + "o = Outer(Block())\nresult = (log, ms.grad(o, None, o.trainable_params())(x))",
+    "intermediate_input_and_weights": _LOG + _BLOCK + "o = Outer(Block())\nresult = (log, ms.grad(o, 0, o.trainable_params())(x))",
+    "intermediate_in_a_reusing_train_step": _LOG + _BLOCK + "o = Outer(Block())\nclass Step(nn.TrainOneStepCell):\n    def construct(self, v):\n        loss = self.network(v)\n        grads = self.grad(self.network, self.weights)(v, ops.ones_like(loss))\n        self.optimizer(grads)\n        return loss\nstep = Step(o, nn.SGD(o.trainable_params(), 0.1))\nresult = (log, step(x), o.fc.weight)",
+    "intermediate_in_a_reusing_input_grad": _LOG + _BLOCK + "o = Outer(Block())\no.set_grad()\nloss = o(x)\nresult = (log, ms.grad(o, 0)(x))",
     "not_callable": "x = Tensor(A)\nresult = x.register_hook(5)",
     "handle": _LOG + "h = x.register_hook(hook('x'))\nresult = (type(h.id).__name__, h.tensor_weakref() is x)",
 }
 
-# a network with a BatchNorm and a forward counter, and a training cell written as mindcv's
+# a network with a BatchNorm and a forward counter (the cube keeps the weights' gradients away
+# from zero: the mean square of a normalised output is constant), and a training cell written as mindcv's
 # TrainStep writes it: the network's forward, then GradOperation over it with the same inputs
 _BN = ("calls = []\n"
        "class Net(nn.Cell):\n"
@@ -76,7 +81,7 @@ _BN = ("calls = []\n"
        "        self.bn = nn.BatchNorm1d(4)\n"
        "    def construct(self, v):\n"
        "        calls.append(1)\n"
-       "        return (self.bn(self.fc(v)) ** 2).mean()\n"
+       "        return (self.bn(self.fc(v)) ** 3).mean()\n"
        "net = Net()\n"
        "net.set_train()\n"
        "x = Tensor(G)\n"
@@ -104,6 +109,9 @@ REUSE = {
     "set_grad_two_forwards": _BN + "net.set_grad()\nnet(x)\nloss = net(x)\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (loss, g, stats())",
     "set_grad_value_and_grad": _BN + "net.set_grad()\nloss = net(x)\nv, g = ms.value_and_grad(net, None, net.trainable_params())(x)\nresult = (loss, v, g, stats())",
     "set_grad_other_cell_forward": _BN + "net.set_grad()\nnet(Tensor(A))\nloss = net(x)\nnet(Tensor(G[:4].copy()))\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (loss, g, stats())",
+    "records_per_input": _BN + "net.set_grad()\nx1, x2 = Tensor(G), Tensor(G * 2)\nnet(x1)\nnet(x2)\ng2 = ms.grad(net, None, net.trainable_params())(x2)\ng1 = ms.grad(net, None, net.trainable_params())(x1)\nresult = (g1, g2, stats())",
+    "second_transform_runs_again": _BN + "net.set_grad()\nnet(x)\nms.grad(net, None, net.trainable_params())(x)\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (g, stats())",
+    "eight_records": _BN + "net.set_grad()\nxs = [Tensor(G * (1 + i / 8)) for i in range(8)]\nouts = [net(v) for v in xs]\ngs = [ms.grad(net, None, net.trainable_params())(v) for v in xs]\nresult = (gs, stats())",
     "set_grad_returns_cell": "net = nn.Dense(3, 2)\nresult = (net.set_grad() is net, net.requires_grad, net.set_grad(False).requires_grad)",
 }
 

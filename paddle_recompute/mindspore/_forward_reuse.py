@@ -7,15 +7,18 @@ with the very same input objects, MindSpore 2.10 differentiates the recorded for
 of running it again (its ``check_run``): the usual training cell ``loss = self.network(*inputs);
 grads = self.grad(self.network, weights)(*inputs, sens)`` (mindcv's ``TrainStep``) runs the
 network once per step, and BatchNorm updates its moving statistics once. Recorded
-(``compat/record/ms_cases_reuse.py``): one forward call with ``set_grad`` and the same inputs;
-two without ``set_grad``, or with equal inputs that are other objects; after two forwards the
-transform uses the last.
+(``compat/record/ms_cases_grad_hooks.py``): one forward call with ``set_grad`` and the same inputs;
+two without ``set_grad``, or with equal inputs that are other objects; after two forwards on
+the same inputs the transform uses the last; a second transform runs the forward again.
 
-Here the record is the Cell's last call's inputs and output, kept while gradients are recorded
-and outside a transform's own forward. Its floating inputs that record no gradient are passed
-to ``construct`` as copies that do (the transform may ask for their gradients; nothing
-upstream of a no-gradient tensor is affected). A transform takes the record (once: Paddle
-frees the graph in the backward) when its function is that Cell and its inputs are the same.
+Here a record is a call's inputs and output, made while gradients are recorded and outside a
+transform's own forward; a Cell keeps one per set of inputs (MindSpore, recorded: after
+forwards on ``x1`` then ``x2``, transforms on either reuse theirs), the last ``_KEPT`` of
+them (a bound on the graphs kept alive by forwards no transform asks for). Its floating
+inputs that record no gradient are passed to ``construct`` as copies that do (the transform
+may ask for their gradients; nothing upstream of a no-gradient tensor is affected). A
+transform takes the record (once: Paddle frees the graph in the backward) when its function
+is that Cell and its inputs are the very same objects.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ __all__ = ["set_grad", "recorded_call", "take", "own_forward", "Run"]
 
 
 
+_KEPT = 8  # records kept per Cell (MindSpore reused all 8 in the recorded case reuse/eight_records)
+
+
 class _ThreadState(threading.local):
     def __init__(self) -> None:
-        self.runs: dict[int, Run] = {}  # id(cell) -> its last recorded forward
+        self.runs: dict[int, list[Run]] = {}  # id(cell) -> its recorded forwards, oldest first
         self.own_forward = 0  # > 0 while a transform runs its function itself
 
 
@@ -56,7 +62,7 @@ def set_grad(cell: Any, requires_grad: bool = True) -> Any:
     """``Cell.set_grad(requires_grad=True)``: mark the Cell to record its forwards; returns it."""
     cell.__dict__["requires_grad"] = bool(requires_grad)
     if not requires_grad:
-        _STATE.runs.pop(id(cell), None)
+        _STATE.runs.pop(id(cell), None)  # its records go too
     return cell
 
 
@@ -74,13 +80,27 @@ def _differentiable(arg: Any) -> Any:
 
 def recorded_call(cell: Any, call: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``call(*args, **kwargs)``; for a grad-flagged Cell while gradients are recorded, the call
-    becomes its record (NOTE [ Reusing a grad-flagged cell's forward ])."""
+    is recorded too (NOTE [ Reusing a grad-flagged cell's forward ])."""
     if not _recording(cell):
         return call(*args, **kwargs)
     passed = tuple(_differentiable(a) for a in args)
     out = call(*passed, **kwargs)
-    _STATE.runs[id(cell)] = Run(cell, args, dict(kwargs), passed, out)
+    _keep(Run(cell, args, dict(kwargs), passed, out))
     return out
+
+
+def _keep(run: Run) -> None:
+    runs = [r for r in _STATE.runs.get(id(run.cell), []) if not _matches(r, run.given, run.kwargs)]
+    runs = [*runs, run][-_KEPT:]
+    _STATE.runs[id(run.cell)] = runs
+
+
+def _drop(runs: dict, cell_id: int, run_id: int) -> None:
+    kept = [r for r in runs.get(cell_id, []) if id(r) != run_id]
+    if kept:
+        runs[cell_id] = kept
+    else:
+        runs.pop(cell_id, None)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -91,16 +111,21 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _matches(run: Run, args: tuple, kwargs: dict) -> bool:
+    if len(run.given) != len(args) or run.kwargs.keys() != kwargs.keys():
+        return False
+    return (all(_same(a, b) for a, b in zip(run.given, args, strict=True))
+            and all(_same(run.kwargs[k], v) for k, v in kwargs.items()))
+
+
 def take(fn: Any, args: tuple, kwargs: dict) -> Run | None:
-    """The record of ``fn``'s last forward if ``args`` and ``kwargs`` are its inputs (removed)."""
-    run = _STATE.runs.get(id(fn))
-    if run is None or run.cell is not fn or len(run.given) != len(args) or run.kwargs.keys() != kwargs.keys():
-        return None
-    if not all(_same(a, b) for a, b in zip(run.given, args, strict=True)):
-        return None
-    if not all(_same(run.kwargs[k], v) for k, v in kwargs.items()):
-        return None
-    return _STATE.runs.pop(id(fn))
+    """The record of ``fn``'s forward on exactly ``args`` and ``kwargs``, if any (removed: a
+    record serves one transform, as Paddle frees its graph in the backward)."""
+    for run in _STATE.runs.get(id(fn), []):
+        if run.cell is fn and _matches(run, args, kwargs):
+            _drop(_STATE.runs, id(fn), id(run))
+            return run
+    return None
 
 
 @contextlib.contextmanager

@@ -70,6 +70,7 @@ def _differentiated(out: Any, has_aux: bool) -> Any:
 
 
 def _gradients(targets: Any, requested: list, sens: Any) -> list:
+    """The gradient of each requested tensor, None where the targets do not depend on it."""
     outs = tree.flatten(targets)[0]
     seeds = [paddle.ones_like(t) for t in outs] if sens is None else tree.flatten(sens)[0]
     if len(seeds) != len(outs):
@@ -83,7 +84,7 @@ def _gradients(targets: Any, requested: list, sens: Any) -> list:
                             grad_outputs=[s for _, s in pairs], allow_unused=True)
         for i, g in zip(wanted, grads, strict=True):
             found[i] = g
-    return [paddle.zeros_like(r) if g is None else g for r, g in zip(requested, found, strict=True)]
+    return found
 
 
 def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: Sequence[int],
@@ -104,9 +105,12 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
             passed[p] = leaf
         with _recipes.scope(), own_forward():
             out = fn(*passed, **kwargs)
-    grads = _gradients(_differentiated(out, has_aux), leaves + list(weights), sens)
+    requested = leaves + list(weights)
+    found = _gradients(_differentiated(out, has_aux), requested, sens)
     sources = [args[p] for p in positions] + list(weights)
-    grads = [hooks.apply(s, g) for s, g in zip(sources, grads, strict=True)]
+    # a gradient that does not exist is zeros, and runs no hook (recorded)
+    grads = [paddle.zeros_like(r) if g is None else hooks.apply(s, g)
+             for r, s, g in zip(requested, sources, found, strict=True)]
     return _detached(out), grads[:len(positions)], grads[len(positions):]
 
 
