@@ -12,7 +12,8 @@ recorded (NOTE [ Reusing a grad-flagged cell's forward ]), so BatchNorm's moving
 checked with every other entry, move once per step. Each run is a subprocess, as a user runs it.
 
 The layer's pieces the scripts needed are checked case by case too
-(``compat/record/ms_cases_scripts.py``, recorded/j_script_cases.json).
+(``compat/record/ms_cases_scripts.py``, recorded/j_script_cases.json), mindcv's ``ValCallback``
+among them (its printed lines in ``Model.eval`` and ``Model.train``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import numpy as np
 import pytest
 from _ms_cases import compare, recorded, run_case
 from _ms_helpers import COMPAT, ROOT
+
+import paddle_recompute.mindspore as ms
 
 sys.path.insert(0, str(COMPAT / "record"))
 import make_dataset_files  # noqa: E402
@@ -164,8 +167,18 @@ CASES = recorded("j_script_cases.json")["cases"]
 KNOWN = {"script/comm_init_unlaunched"}
 
 
+@pytest.fixture
+def alias():
+    """The ``val`` cases ``import mindcv`` (mindcv's ``ValCallback``), which imports mindspore."""
+    ms.install_import_alias()
+    try:
+        yield
+    finally:
+        ms.uninstall_import_alias()
+
+
 @pytest.mark.parametrize("name", sorted(set(CASES) - KNOWN))
-def test_script_case_matches_mindspore(name):
+def test_script_case_matches_mindspore(name, alias):
     compare(CASES[name]["result"], run_case(CASES[name]["source"]), name)
 
 
