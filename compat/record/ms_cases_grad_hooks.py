@@ -40,6 +40,15 @@ _BLOCK = ("class Block(nn.Cell):\n"
           "    def construct(self, v):\n"
           "        return self.fc(self.block(v * 1)).sum()\n")
 
+# the same with a Dense before the hooked intermediate, so a weights-only backward needs its
+# gradient
+_BLOCK_FC = _BLOCK.replace("class Block(nn.Cell):\n    def construct(self, v):\n        y = ops.sin(v)\n",
+                           "class Block(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+                           "        self.fc = nn.Dense(3, 3, weight_init=Tensor(C[1:4, 1:4].copy()), bias_init='zeros')\n"
+                           "    def construct(self, v):\n        y = ops.sin(self.fc(v))\n")
+_TRAIN = ("outer = Outer(b)\nstep = nn.TrainOneStepCell(outer, nn.SGD(outer.trainable_params(), 0.1))\nstep.set_train()\n"
+          "losses = [step(x) for _ in range(2)]\nresult = (log, losses, outer.fc.weight, outer.block.fc.weight)")
+
 HOOK = {
     "input": _LOG + "h = x.register_hook(hook('x'))\ng = ms.grad(square)(x)\nresult = (log, g)",
     "input_returns_new_grad": _LOG + "x.register_hook(hook('x', lambda g: g * 10))\nresult = (log, ms.grad(square)(x))",
@@ -66,6 +75,9 @@ HOOK = {
     "intermediate_input_and_weights": _LOG + _BLOCK + "o = Outer(Block())\nresult = (log, ms.grad(o, 0, o.trainable_params())(x))",
     "intermediate_in_a_reusing_train_step": _LOG + _BLOCK + "o = Outer(Block())\nclass Step(nn.TrainOneStepCell):\n    def construct(self, v):\n        loss = self.network(v)\n        grads = self.grad(self.network, self.weights)(v, ops.ones_like(loss))\n        self.optimizer(grads)\n        return loss\nstep = Step(o, nn.SGD(o.trainable_params(), 0.1))\nresult = (log, step(x), o.fc.weight)",
     "intermediate_in_a_reusing_input_grad": _LOG + _BLOCK + "o = Outer(Block())\no.set_grad()\nloss = o(x)\nresult = (log, ms.grad(o, 0)(x))",
+    "recompute_training_steps_hook_needed": _LOG + _BLOCK_FC + "b = Block()\nb.recompute()\n" + _TRAIN,
+    "recompute_training_steps_hook_needed_not_reentrant": _LOG + _BLOCK_FC + "b = Block()\nb.recompute(use_reentrant=False)\n" + _TRAIN,
+    "training_steps_hook_needed_reference": _LOG + _BLOCK_FC + "b = Block()\n" + _TRAIN,
     "not_callable": "x = Tensor(A)\nresult = x.register_hook(5)",
     "handle": _LOG + "h = x.register_hook(hook('x'))\nresult = (type(h.id).__name__, h.tensor_weakref() is x)",
 }
