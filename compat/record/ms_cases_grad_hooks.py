@@ -78,6 +78,7 @@ HOOK = {
     "recompute_training_steps_hook_needed": _LOG + _BLOCK_FC + "b = Block()\nb.recompute()\n" + _TRAIN,
     "recompute_training_steps_hook_needed_not_reentrant": _LOG + _BLOCK_FC + "b = Block()\nb.recompute(use_reentrant=False)\n" + _TRAIN,
     "training_steps_hook_needed_reference": _LOG + _BLOCK_FC + "b = Block()\n" + _TRAIN,
+    "input_at_two_positions": _LOG + "y = Tensor(A * 3)\nx.register_hook(hook('x'))\nresult = (log, ms.grad(lambda a, b: (a * b).sum(), (0, 0, -1, 1))(x, y))",
     "not_callable": "x = Tensor(A)\nresult = x.register_hook(5)",
     "handle": _LOG + "h = x.register_hook(hook('x'))\nresult = (type(h.id).__name__, h.tensor_weakref() is x)",
 }

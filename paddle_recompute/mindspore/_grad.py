@@ -34,6 +34,8 @@ def _positions(grad_position: Any) -> tuple[int, ...]:
         return (grad_position,)
     if isinstance(grad_position, tuple | list) and all(
             isinstance(p, int) and not isinstance(p, bool) for p in grad_position):
+        if len(set(grad_position)) != len(grad_position):
+            raise ValueError("There are duplicate positions in `grad_position`, please check it")
         return tuple(grad_position)
     raise TypeError(f"For 'grad', the 'grad_position' must be an int, a tuple of ints or None, "
                     f"but got {grad_position!r}.")
@@ -80,10 +82,12 @@ def _gradients(targets: Any, requested: list, sens: Any) -> list:
     wanted = [i for i, r in enumerate(requested) if not r.stop_gradient]
     found: list = [None] * len(requested)
     if pairs and wanted:
-        grads = paddle.grad([t for t, _ in pairs], [requested[i] for i in wanted],
+        unique = {id(requested[i]): requested[i] for i in wanted}  # a tensor asked for twice
+        grads = paddle.grad([t for t, _ in pairs], list(unique.values()),
                             grad_outputs=[s for _, s in pairs], allow_unused=True)
-        for i, g in zip(wanted, grads, strict=True):
-            found[i] = g
+        by_id = dict(zip(unique, grads, strict=True))
+        for i in wanted:
+            found[i] = by_id[id(requested[i])]
     return found
 
 
@@ -99,10 +103,10 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
     if run is not None and _reusable(run, positions):
         out, leaves = run.out, [run.passed[p] for p in positions]
     else:
-        leaves = [_leaf(args[p], p) for p in positions]
         passed = list(args)
-        for p, leaf in zip(positions, leaves, strict=True):
-            passed[p] = leaf
+        for i in sorted({p % len(args) for p in positions}):  # a position named twice: one leaf
+            passed[i] = _leaf(args[i], i)
+        leaves = [passed[p] for p in positions]
         with _recipes.scope(), own_forward():
             out = fn(*passed, **kwargs)
     requested = leaves + list(weights)
