@@ -122,6 +122,8 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
     ``set_train()``; parameters assigned as attributes are registered by Paddle.
     """
 
+    requires_grad = False  # set_grad's flag, as MindSpore's Cell has it
+
     def __init__(self, auto_prefix: bool = True, flags: dict | None = None):
         super().__init__()
         self.training = False
