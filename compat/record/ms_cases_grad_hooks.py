@@ -79,6 +79,8 @@ HOOK = {
     "recompute_training_steps_hook_needed_not_reentrant": _LOG + _BLOCK_FC + "b = Block()\nb.recompute(use_reentrant=False)\n" + _TRAIN,
     "training_steps_hook_needed_reference": _LOG + _BLOCK_FC + "b = Block()\n" + _TRAIN,
     "input_at_two_positions": _LOG + "y = Tensor(A * 3)\nx.register_hook(hook('x'))\nresult = (log, ms.grad(lambda a, b: (a * b).sum(), (0, 0, -1, 1))(x, y))",
+    "output_of_the_function": _LOG + "def f(v):\n    y = v * 2\n    y.register_hook(hook('y', lambda g: g * 5))\n    return y\nresult = (log, ms.grad(f)(x))",
+    "scalar_output_with_sens": _LOG + "def f(v):\n    z = (v * 2).sum()\n    z.register_hook(hook('z', lambda g: g * 5))\n    return z\nresult = (log, ops.GradOperation(sens_param=True)(f)(x, Tensor(np.float32(3.0))))",
     "not_callable": "x = Tensor(A)\nresult = x.register_hook(5)",
     "handle": _LOG + "h = x.register_hook(hook('x'))\nresult = (type(h.id).__name__, h.tensor_weakref() is x)",
 }
