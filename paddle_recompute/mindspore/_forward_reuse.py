@@ -1,4 +1,4 @@
-"""A grad-flagged Cell's last forward, which a gradient transform over that Cell reuses.
+"""A grad-flagged Cell's recorded forwards, which a gradient transform over that Cell reuses.
 
 NOTE [ Reusing a grad-flagged cell's forward ]: in PyNative mode, a Cell marked with
 ``set_grad()`` (``TrainOneStepCell`` marks its network so) records the graph of each forward.
@@ -6,25 +6,27 @@ When ``GradOperation``, ``ms.grad`` or ``value_and_grad`` is then called on that
 with the very same input objects, MindSpore 2.10 differentiates the recorded forward instead
 of running it again (its ``check_run``): the usual training cell ``loss = self.network(*inputs);
 grads = self.grad(self.network, weights)(*inputs, sens)`` (mindcv's ``TrainStep``) runs the
-network once per step, and BatchNorm updates its moving statistics once. Recorded
-(``compat/record/ms_cases_grad_hooks.py``): one forward call with ``set_grad`` and the same inputs;
-two without ``set_grad``, or with equal inputs that are other objects; after two forwards on
-the same inputs the transform uses the last; a second transform runs the forward again.
+network once per step, and BatchNorm updates its moving statistics once. Recorded (group
+``reuse`` of ``compat/record/ms_cases_grad_hooks.py``): one forward call with ``set_grad`` and
+the same inputs; two without ``set_grad``, or with equal inputs that are other objects; after
+two forwards on the same inputs the transform uses the last; a second transform runs the
+forward again.
 
 Here a record is a call's inputs and output, made while gradients are recorded and outside a
-transform's own forward; a Cell keeps one per set of inputs (MindSpore, recorded: after
+transform's own forward. A Cell keeps one per set of inputs (MindSpore, recorded: after
 forwards on ``x1`` then ``x2``, transforms on either reuse theirs), the last ``_KEPT`` of
-them (a bound on the graphs kept alive by forwards no transform asks for). Its floating
-inputs that record no gradient are passed to ``construct`` as copies that do (the transform
-may ask for their gradients; nothing upstream of a no-gradient tensor is affected). A
-transform takes the record (once: Paddle frees the graph in the backward) when its function
-is that Cell and its inputs are the very same objects.
+them (a bound on the graphs kept alive by forwards no transform asks for); they go with the
+Cell. Its floating inputs that record no gradient are passed to ``construct`` as copies that
+do (the transform may ask for their gradients; nothing upstream of a no-gradient tensor is
+affected). A transform takes the record (once: Paddle frees the graph in the backward) when
+its function is that Cell and its inputs are the very same objects.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +42,8 @@ _KEPT = 8  # records kept per Cell (MindSpore reused all 8 in the recorded case 
 
 class _ThreadState(threading.local):
     def __init__(self) -> None:
-        self.runs: dict[int, list[Run]] = {}  # id(cell) -> its recorded forwards, oldest first
+        # id(cell) -> its recorded forwards, oldest first; the entry goes with the cell
+        self.runs: dict[int, list[Run]] = {}
         self.own_forward = 0  # > 0 while a transform runs its function itself
 
 
@@ -49,9 +52,10 @@ _STATE = _ThreadState()
 
 @dataclass(frozen=True)
 class Run:
-    """One recorded forward: the caller's inputs, those ``construct`` got, and the output."""
+    """One recorded forward: the Cell (weakly), the caller's inputs, those ``construct`` got,
+    and the output."""
 
-    cell: Any
+    cell: weakref.ref
     given: tuple
     kwargs: dict
     passed: tuple
@@ -61,8 +65,8 @@ class Run:
 def set_grad(cell: Any, requires_grad: bool = True) -> Any:
     """``Cell.set_grad(requires_grad=True)``: mark the Cell to record its forwards; returns it."""
     cell.__dict__["requires_grad"] = bool(requires_grad)
-    if not requires_grad:
-        _STATE.runs.pop(id(cell), None)  # its records go too
+    if not requires_grad and id(cell) in _STATE.runs:
+        _STATE.runs[id(cell)] = []  # its records go too
     return cell
 
 
@@ -85,30 +89,27 @@ def recorded_call(cell: Any, call: Callable[..., Any], args: tuple, kwargs: dict
         return call(*args, **kwargs)
     passed = tuple(_differentiable(a) for a in args)
     out = call(*passed, **kwargs)
-    _keep(Run(cell, args, dict(kwargs), passed, out))
+    _keep(cell, Run(weakref.ref(cell), args, dict(kwargs), passed, out))
     return out
 
 
-def _keep(run: Run) -> None:
-    runs = [r for r in _STATE.runs.get(id(run.cell), []) if not _matches(r, run.given, run.kwargs)]
-    runs = [*runs, run][-_KEPT:]
-    _STATE.runs[id(run.cell)] = runs
-
-
-def _drop(runs: dict, cell_id: int, run_id: int) -> None:
-    kept = [r for r in runs.get(cell_id, []) if id(r) != run_id]
-    if kept:
-        runs[cell_id] = kept
-    else:
-        runs.pop(cell_id, None)
+def _keep(cell: Any, run: Run) -> None:
+    runs = _STATE.runs
+    if id(cell) not in runs:  # once per Cell and thread: its records go when it does
+        weakref.finalize(cell, runs.pop, id(cell), None)
+    kept = [r for r in runs.get(id(cell), []) if not _matches(r, run.given, run.kwargs)]
+    runs[id(cell)] = [*kept, run][-_KEPT:]
 
 
 def _same(a: Any, b: Any) -> bool:
     if a is b:
         return True
-    if isinstance(a, paddle.Tensor) or isinstance(b, paddle.Tensor):
+    if isinstance(a, paddle.Tensor) or isinstance(b, paddle.Tensor) or type(a) is not type(b):
         return False
-    return type(a) is type(b) and a == b
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # values without a truth value (numpy arrays): not the same
+        return False
 
 
 def _matches(run: Run, args: tuple, kwargs: dict) -> bool:
@@ -121,9 +122,10 @@ def _matches(run: Run, args: tuple, kwargs: dict) -> bool:
 def take(fn: Any, args: tuple, kwargs: dict) -> Run | None:
     """The record of ``fn``'s forward on exactly ``args`` and ``kwargs``, if any (removed: a
     record serves one transform, as Paddle frees its graph in the backward)."""
-    for run in _STATE.runs.get(id(fn), []):
-        if run.cell is fn and _matches(run, args, kwargs):
-            _drop(_STATE.runs, id(fn), id(run))
+    runs = _STATE.runs.get(id(fn), [])
+    for i, run in enumerate(runs):
+        if run.cell() is fn and _matches(run, args, kwargs):
+            del runs[i]
             return run
     return None
 

@@ -11,6 +11,8 @@ forward and backward, summed in another order.
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from _ms_cases import compare, recorded, run_case
@@ -62,5 +64,12 @@ def test_a_reused_forward_is_taken_once_and_records_are_bounded():
     ms.grad(net, None, weights)(xs[0])  # the oldest record was dropped: a new forward
     ms.grad(net, None, weights)(xs[-1])  # reused
     assert len(calls) == len(xs) + 1
+    net(xs[0])
     net.set_grad(False)
-    assert id(net) not in _forward_reuse._STATE.runs
+    assert _forward_reuse._STATE.runs[id(net)] == []
+    net.set_grad()
+    net(xs[0])
+    key = id(net)
+    del net  # the records go with the Cell
+    gc.collect()
+    assert key not in _forward_reuse._STATE.runs
