@@ -232,7 +232,7 @@ class PolicyFrame(Frame):
             op.rng = RngState.capture_generators()  # also lets the rerun leave it out
         if self.lineage is not None:
             self.lineage.operator(len(self.ops) - 1, name, inputs(), leaves, op.rng is not None)
-        op.out_meta = [(t.shape, t.dtype, t.place) for t in leaves]
+        op.out_meta = [(t.shape, t.dtype, t.place) if t._is_initialized() else None for t in leaves]
         self._decide_slots(op, leaves, inputs)
         return out
 

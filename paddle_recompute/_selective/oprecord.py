@@ -182,13 +182,14 @@ class OpRecord:
 
     def stand_ins(self, make) -> tuple:
         """(outputs, stand-ins) of a dead operator: each kept output as ``replay`` gives it,
-        else ``make(shape, dtype, place)``; ``stand-ins`` lists the made ones."""
+        else ``make(meta)`` (``(shape, dtype, place)``, or None for an output that held no
+        data); ``stand-ins`` lists the made ones."""
         out, made = [], []
         for t, flag, place, meta in zip(self.held, self.flags, self.places, self.out_meta, strict=True):
             if t is not None:
                 d = (t if place is None else to_place(t, place)).detach()
             else:
-                d = make(*meta)
+                d = make(meta)
                 made.append(d)
             d.stop_gradient = flag
             out.append(d)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import weakref
 
+import paddle
 from paddle import _C_ops
 
 from .._core import ops as _ops
@@ -71,7 +72,8 @@ class PolicyRecomputation(Recomputation):
             self.left_out += 1
             out, made = op.stand_ins(_empty)
             for t in made:
-                self.stand_ins[t.data_ptr()] = weakref.ref(t)
+                if t._is_initialized():
+                    self.stand_ins[t.data_ptr()] = weakref.ref(t)
             return out
         if op.stops_before_running(self.last):  # its slots up to the last needed are at hand
             self._fill_slots(op, args, kwargs)  # raises StopRecompute at the last one
@@ -100,6 +102,8 @@ class PolicyRecomputation(Recomputation):
                     f"region's rerun used a value its forward did not show it using")
 
     def _stand_in(self, t) -> bool:
+        if not t._is_initialized():
+            return False
         ref = self.stand_ins.get(t.data_ptr())
         return ref is not None and ref() is not None  # alive: the buffer is its own
 
@@ -130,6 +134,8 @@ class PolicyRecomputation(Recomputation):
             self.stopper.stop_here()
 
 
-def _empty(shape, dtype, place):
+def _empty(meta):
+    if meta is None:  # the operator's output held no data (einsum's unused intermediates)
+        return paddle.Tensor()
     with _ops.unobserved():
-        return _C_ops.empty(shape, dtype, place)
+        return _C_ops.empty(*meta)
