@@ -9,7 +9,8 @@ or a parameter, held anyway) and saved by a ``consumer`` operator.  A plan puts 
 operator in one of three sets: kept ``K`` (its outputs stay on the device), offloaded ``O``
 (they go to the host and come back: ``offload_time`` seconds, no device bytes) or neither.
 
-A slot is *covered* when its producer is ``None`` or in ``K ∪ O``.  The rerun of a region is
+A slot is *covered* when its producer is ``None`` or it or one of its ``aliases`` (views of the
+same buffer) is in ``K ∪ O``.  The rerun of a region is
 the forward replayed from its start (NOTE [ Selective recompute ] in
 ``_selective/frame.py``): it stops at the last slot not covered, and on its way runs every
 operator except the kept or offloaded ones it can skip (``skippable``: not in-place; random
@@ -75,7 +76,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Op", "Slot", "OpGraph", "Assignment", "Frontier", "evaluate", "op_frontier",
-           "solve_ops", "solve_ops_brute_force", "MAX_POINTS", "MAX_WORK", "GRID"]
+           "solve_ops", "solve_ops_brute_force", "live_ops", "MAX_POINTS", "MAX_WORK", "GRID"]
 
 MAX_POINTS = 4096
 MAX_WORK = 20_000_000
@@ -103,10 +104,16 @@ class Op:
 @dataclass(frozen=True)
 class Slot:
     """A tensor backward needs: made by op ``producer`` (``None``: held anyway), saved by op
-    ``consumer``."""
+    ``consumer``; ``aliases``: other operators (not after ``consumer``) whose outputs share its
+    buffer (views), any of which held covers it too, as the frame matches kept buffers by
+    address."""
 
     producer: int | None
     consumer: int
+    aliases: tuple[int, ...] = ()
+
+    def covered(self, held) -> bool:
+        return self.producer is None or self.producer in held or any(a in held for a in self.aliases)
 
     @property
     def reach(self) -> int:
@@ -128,7 +135,8 @@ class OpGraph:
                 raise ValueError(f"op graph: operator {j} ({o.name!r}) takes inputs {o.inputs} "
                                  "not made before it")
         for s in self.slots:
-            if not 0 <= s.consumer < n or not (s.producer is None or 0 <= s.producer <= s.consumer):
+            if (not 0 <= s.consumer < n or not (s.producer is None or 0 <= s.producer <= s.consumer)
+                    or any(not 0 <= a <= s.consumer for a in s.aliases)):
                 raise ValueError(f"op graph: slot {s} refers to operators outside 0..{n - 1} "
                                  "or is made after it is saved")
         for o in self.ops:
@@ -165,10 +173,9 @@ def evaluate(graph: OpGraph, keep, offload=()) -> Assignment:
     if keep & offload:
         raise ValueError(f"op graph: operators {sorted(keep & offload)} both kept and offloaded")
     held = keep | offload
-    stop = max((s.reach for s in graph.slots if s.producer is not None and s.producer not in held),
-               default=0)
+    stop = max((s.reach for s in graph.slots if not s.covered(held)), default=0)
     if graph.ancestors:
-        live = _live(graph, held, stop)
+        live = live_ops(graph, held, stop)
         time = sum(o.fixed + (o.time if j in live else 0) for j, o in enumerate(graph.ops[:stop]))
     else:
         time = sum(o.fixed + (0 if o.skippable and j in held else o.time)
@@ -180,10 +187,10 @@ def evaluate(graph: OpGraph, keep, offload=()) -> Assignment:
     return Assignment(sum(graph.ops[j].nbytes for j in keep), time, keep, offload)
 
 
-def _live(graph: OpGraph, held: frozenset, stop: int) -> set:
+def live_ops(graph: OpGraph, held: frozenset, stop: int) -> set:
     """The operators before ``stop`` a rerun runs (NOTE [ Ancestor model ])."""
     ops = graph.ops
-    live = {s.producer for s in graph.slots if s.producer is not None and s.producer not in held}
+    live = {s.producer for s in graph.slots if not s.covered(held)}
     live.update(j for j in range(stop) if ops[j].forced)
     for j in range(stop - 1, -1, -1):
         if j not in live:
@@ -256,9 +263,9 @@ def op_frontier(graph: OpGraph, max_points: int = MAX_POINTS) -> Frontier:
     if graph.ancestors:
         return _ancestor_frontier(graph, max_points)
     stops = sorted({0} | {s.reach for s in graph.slots if s.producer is not None})
+    exact = not any(s.aliases for s in graph.slots)  # the programme asks for the producer itself
     max_points = min(max_points, max(64, MAX_WORK // (len(stops) * max(len(graph.ops), 1))))
     found: list = []
-    exact = True
     for stop in stops:
         points, ok = _frontier_for_stop(graph, stop, max_points)
         exact = exact and ok
@@ -318,7 +325,9 @@ def _milp(graph: OpGraph, budget: float) -> Assignment | None:
     for s in graph.slots:
         if s.producer is None:
             continue
-        cover = {h(s.producer): 1, o(s.producer): 1}
+        cover = {}
+        for p in (s.producer, *s.aliases):
+            cover.update({h(p): 1, o(p): 1})
         rows.append(({r(s.producer): 1, **cover}, 1))
         rows.append(({z(s.reach - 1): 1, **cover}, 1))
     a = np.zeros((len(rows) + 1, 4 * n))

@@ -1,0 +1,230 @@
+"""A policy region's rerun leaves out the operators no needed tensor depends on (NOTE [ Dead
+operators ]): gradients equal no recompute's bit for bit, the counters prove operators were
+left out, and every way a left-out value could leak is caught or prevented."""
+
+import random
+
+import _real_models as rm
+import numpy as np
+import paddle
+import paddle.nn.functional as F
+import pytest
+
+import paddle_recompute as pr
+from paddle_recompute._core.nonreentrant import rerunning
+from paddle_recompute._entry.recompute import policy_frames
+from paddle_recompute._planner.calibrate import Wrapped
+from paddle_recompute._planner.options import recompute_forward
+from paddle_recompute._selective.frame import PolicyFrame
+from paddle_recompute.policies import OpPolicy
+
+
+class _Frame(PolicyFrame):
+    """A policy frame that keeps itself and its reruns for the test to inspect."""
+
+    __slots__ = ("reruns",)
+    made: list = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reruns = []
+        _Frame.made.append(self)
+
+    def recomputation(self, needed: set):
+        rerun = super().recomputation(needed)
+        self.reruns.append(rerun)
+        return rerun
+
+
+@pytest.fixture
+def frames():
+    _Frame.made = []
+    with policy_frames(_Frame):
+        yield _Frame.made
+    _Frame.made = []
+
+
+def _params(*shapes):
+    paddle.seed(0)
+    return [paddle.create_parameter(list(s), "float32") for s in shapes]
+
+
+def _grads(fn, params, policy=None, seed=1):
+    paddle.seed(seed)
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    y = fn(x) if policy is None else pr.recompute(fn, x, use_reentrant=False, policy=policy)
+    y = y.sum()
+    y.backward()
+    out = [y.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in params]
+    for p in params:
+        p.clear_gradient()
+    return out
+
+
+def _assert_same(a, b):
+    for u, v in zip(a, b, strict=True):
+        np.testing.assert_array_equal(u, v)
+
+
+def _dead(frame) -> list:
+    return [k for k, op in enumerate(frame.ops) if op.dead]
+
+
+W1, W2 = _params((8, 16), (16, 8))
+
+
+def _chain(x):
+    h = paddle.matmul(x, W1)  # 0: only tanh's input; tanh saves its output
+    a = paddle.tanh(h)  # 1
+    b = paddle.exp(a)  # 2
+    c = b * 2.0  # 3: scale
+    return paddle.matmul(c, W2)  # 4
+
+
+CHAIN = ("matmul", "tanh", "exp", "scale", "matmul")
+
+
+def test_dead_operators_are_left_out_and_gradients_are_exact(frames):
+    ref = _grads(_chain, [W1, W2])
+    _assert_same(_grads(_chain, [W1, W2], OpPolicy(CHAIN, frozenset({1}))), ref)
+    (frame,) = frames
+    # tanh's output is kept: the first matmul feeds nothing needed; the last one only saves
+    # its inputs (before, it ran unless its slots stopped the rerun first)
+    assert _dead(frame) == [0, 4]
+    (rerun,) = frame.reruns
+    assert (rerun.ran, rerun.skipped, rerun.left_out) == (2, 1, 2)  # exp and scale ran
+    frames.clear()
+    _assert_same(_grads(_chain, [W1, W2], OpPolicy(CHAIN)), ref)  # keeping nothing: all run
+    (frame,) = frames
+    assert _dead(frame) == [4] and frame.reruns[0].ran == 4
+
+
+def test_python_reading_a_value_makes_its_ancestors_run(frames):
+    def read(x):
+        h = paddle.matmul(x, W1)  # 0
+        a = paddle.tanh(h)  # 1 (kept)
+        s = h.sum()  # 2: read by Python below, so it and the matmul run
+        b = paddle.exp(a) if s.item() > 0 else paddle.sin(a)  # 3
+        return paddle.matmul(b * 2.0, W2)
+
+    def unread(x):
+        h = paddle.matmul(x, W1)
+        a = paddle.tanh(h)
+        h.sum()
+        return paddle.matmul(paddle.exp(a) * 2.0, W2)
+
+    policy = OpPolicy(("matmul", "tanh", "sum", "exp", "scale", "matmul"), frozenset({1}))
+    _assert_same(_grads(read, [W1, W2], policy), _grads(read, [W1, W2]))
+    _assert_same(_grads(unread, [W1, W2], policy), _grads(unread, [W1, W2]))
+    assert _dead(frames[0]) == [] and frames[0].reruns[0].ran == 4  # matmul, sum, exp, scale
+    assert _dead(frames[1]) == [0, 2]  # nothing read: the matmul and the sum are left out
+    assert frames[1].reruns[0].left_out == 2
+
+
+def test_a_stand_in_reaching_a_running_operator_raises(frames):
+    def strays(x):
+        h = paddle.matmul(x, W1)
+        a = paddle.tanh(h)
+        b = paddle.exp(h if rerunning() else a)  # the rerun uses what its forward did not
+        return paddle.matmul(b * 2.0, W2)
+
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    y = pr.recompute(strays, x, use_reentrant=False, policy=OpPolicy(CHAIN, frozenset({1})))
+    with pytest.raises(pr.RecomputeError, match=r"operator #2 'exp' ran in the rerun on a stand-in"):
+        y.sum().backward()
+    assert _dead(frames[0]) == [0]
+
+
+def test_reading_a_stand_in_in_the_rerun_raises(frames):
+    def reads_later(x):
+        h = paddle.matmul(x, W1)
+        a = paddle.tanh(h)
+        if rerunning():
+            h.numpy()
+        return paddle.matmul(paddle.exp(a) * 2.0, W2)
+
+    x = paddle.randn([4, 8])
+    x.stop_gradient = False
+    y = pr.recompute(reads_later, x, use_reentrant=False, policy=OpPolicy(CHAIN, frozenset({1})))
+    with pytest.raises(pr.RecomputeError, match="read the values of a tensor it did not recompute"):
+        y.sum().backward()
+
+
+def test_left_out_dropout_keeps_later_random_operators_exact(frames):
+    def two_dropouts(x):
+        h = paddle.matmul(x, W1)  # 0
+        d = F.dropout(h, 0.5)  # 1: its mask and its consumer are kept, so it is left out
+        e = d * 2.0  # 2 (kept)
+        f = F.dropout(paddle.tanh(e), 0.5)  # 3, 4: must draw as in forward
+        return paddle.matmul(f, W2)  # 5
+
+    def policy(info):
+        return info.op == "scale" or (info.op == "dropout" and info.output_index == 1)
+
+    ref = _grads(two_dropouts, [W1, W2])
+    _assert_same(_grads(two_dropouts, [W1, W2], policy), ref)
+    (frame,) = frames
+    assert frame.ops[1].name == "dropout" and 1 in _dead(frame) and 0 in _dead(frame)
+    assert frame.reruns[0].left_out >= 2
+
+
+def test_in_place_operators_run_with_their_inputs(frames):
+    def in_place(x):
+        h = paddle.matmul(x, W1)  # 0
+        a = paddle.tanh(h)  # 1 (kept)
+        v = h.reshape([-1])  # 2: a view of h
+        v.scale_(2.0)  # 3: writes into h's buffer
+        c = paddle.exp(a) * h  # 4, 5: multiply saves h, changed in place
+        return paddle.matmul(c, W2)
+
+    ref = _grads(in_place, [W1, W2])
+    names = ("matmul", "tanh", "reshape", "scale_", "exp", "multiply", "matmul")
+    _assert_same(_grads(in_place, [W1, W2], OpPolicy(names, frozenset({1}))), ref)
+    (frame,) = frames
+    assert [op.name for op in frame.ops[:7]] == list(names)
+    assert not {0, 2, 3} & set(_dead(frame))  # the in-place write and what it needs ran
+
+
+def test_llama_layers_exact_under_op_policies_with_operators_left_out(frames):
+    if not rm.paddleformers_available():
+        pytest.skip("needs paddleformers")
+    model = rm.lm("llama", dropout=0.1, layers=2)
+    blocks = rm.blocks_of(model)
+    ids, labels = rm.lm_batch(0)
+
+    def step(policy):
+        paddle.seed(5)
+        if policy is None:
+            out = model(input_ids=ids, labels=labels)
+        else:
+            with Wrapped([(b, lambda f: recompute_forward(f, policy=policy)) for b in blocks]):
+                out = model(input_ids=ids, labels=labels)
+        loss = rm.loss_of(out)
+        loss.backward()
+        grads = {n: p.grad.numpy().copy() for n, p in model.named_parameters() if p.grad is not None}
+        model.clear_gradients()
+        return loss.numpy(), grads
+
+    ref = step(None)
+    names: list = []
+
+    def record(info):
+        if info.output_index == 0 and info.position == len(names):
+            names.append(info.op)
+        return False
+
+    step(record)
+    frames.clear()
+    rnd = random.Random(0)
+    for _ in range(3):
+        keep = frozenset(j for j in range(len(names)) if rnd.random() < 0.4)
+        loss, grads = step(OpPolicy(tuple(names), keep))
+        np.testing.assert_array_equal(loss, ref[0])
+        assert grads.keys() == ref[1].keys()
+        for k in grads:
+            np.testing.assert_array_equal(grads[k], ref[1][k], err_msg=k)
+    reruns = [r for f in frames for r in f.reruns]
+    assert len(reruns) == 6 and all(r.left_out > 0 for r in reruns)
+    assert all(r.ran + r.skipped + r.left_out + r.rebuilt <= r.op_index for r in reruns)
