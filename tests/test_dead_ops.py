@@ -2,6 +2,7 @@
 operators ]): gradients equal no recompute's bit for bit, the counters prove operators were
 left out, and every way a left-out value could leak is caught or prevented."""
 
+import functools
 import random
 
 import _real_models as rm
@@ -229,3 +230,46 @@ def test_llama_layers_exact_under_op_policies_with_operators_left_out(frames):
     reruns = [r for f in frames for r in f.reruns]
     assert len(reruns) == 6 and all(r.left_out > 0 for r in reruns)
     assert all(r.ran + r.skipped + r.left_out + r.rebuilt <= r.op_index for r in reruns)
+
+
+def test_operator_model_names_exactly_the_operators_the_rerun_runs(frames):
+    """NOTE [ Ancestor model ]: the planner's recorded graph prices what the rerun runs."""
+    if not rm.paddleformers_available():
+        pytest.skip("needs paddleformers")
+    from paddle_recompute import planner
+    from paddle_recompute._core.layers import find_roots
+    from paddle_recompute._planner.op_solve import live_ops
+    from paddle_recompute._planner.profile_blocks import layer_table
+    from paddle_recompute._planner.profile_ops import profile_ops
+
+    model = rm.lm("llama", dropout=0.1, layers=2)
+    ids, labels = rm.lm_batch(0)
+
+    def loss(ids):
+        return rm.loss_of(model(input_ids=ids, labels=labels))
+
+    blocks = rm.blocks_of(model)
+    prof = planner.profile(loss, ids, blocks=blocks, repeats=1)
+    roots = find_roots(loss, (ids,), {})
+    table = layer_table(loss, roots, blocks)
+    graph = profile_ops((loss, (ids,), {}), table, roots, prof, repeats=1)[prof.blocks[0]].graph
+    assert graph.ancestors and all(o.inputs is not None for o in graph.ops)
+    names = tuple(o.name for o in graph.ops)
+    rnd = random.Random(1)
+    for _ in range(3):
+        keep = frozenset(j for j in range(len(names)) if rnd.random() < 0.4)
+        stop = max((s.reach for s in graph.slots if not s.covered(keep)), default=0)
+        model_runs = {j for j in live_ops(graph, keep, stop)
+                      if j < stop and not (graph.ops[j].skippable and j in keep)}
+        frames.clear()
+        policy = OpPolicy(names, keep)
+        wrap = functools.partial(recompute_forward, policy=policy)
+        with Wrapped([(table[b], wrap) for b in prof.blocks]):
+            out = loss(ids)
+        out.backward()
+        model.clear_gradients()
+        frame = frames[0]
+        (rerun,) = frame.reruns
+        runs = {k for k, op in enumerate(frame.ops[:rerun.op_index])
+                if not op.dead and not (op.skippable and op.unchanged())}
+        assert runs == model_runs and rerun.ran == len(runs)

@@ -39,6 +39,7 @@ import re
 import weakref
 
 from .._core import ops as _ops
+from .oprecord import FromInput
 
 __all__ = ["Lineage", "EXTERNAL", "UNKNOWN", "dead_ops", "shape_depends_on_values"]
 
@@ -110,8 +111,6 @@ class Lineage:
 def dead_ops(ops: list, lineage: Lineage, needed, stop: int) -> list[int]:
     """Positions of the operators before ``stop`` that a rerun for the slots ``needed`` (a
     predicate on slot indices) need not run; see NOTE [ Dead operators ]."""
-    from .oprecord import FromInput
-
     stop = min(stop, len(lineage.sources))
     live = [False] * stop
     floor = lineage.floor
