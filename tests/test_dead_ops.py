@@ -273,3 +273,24 @@ def test_operator_model_names_exactly_the_operators_the_rerun_runs(frames):
         runs = {k for k, op in enumerate(frame.ops[:rerun.op_index])
                 if not op.dead and not (op.skippable and op.unchanged())}
         assert runs == model_runs and rerun.ran == len(runs)
+
+
+def test_unobserved_writes_and_comparisons_keep_the_prefix_running(frames):
+    """``h[0] = ...`` and ``h > 0.1`` are not observed operators: what they touch has an
+    unknown origin, so every operator before its use runs (NOTE [ Dead operators ])."""
+
+    def unobserved(x):
+        h = paddle.matmul(x, W1)  # 0
+        a = paddle.tanh(h)  # 1 (kept)
+        h[0] = 0.5  # writes into h unobserved
+        m = h > 0.1  # an unobserved comparison
+        g = paddle.where(m, a, a * 0.0)  # 2 scale, 3 where
+        return paddle.matmul(paddle.exp(g) * h, W2)  # 4 exp, 5 multiply, 6 matmul
+
+    names = ("matmul", "tanh", "scale", "where", "exp", "multiply", "matmul")
+    ref = _grads(unobserved, [W1, W2])
+    _assert_same(_grads(unobserved, [W1, W2], OpPolicy(names, frozenset({1}))), ref)
+    (frame,) = frames
+    assert [op.name for op in frame.ops] == list(names)
+    assert _dead(frame) == [6]  # not the first matmul, though tanh's output is kept
+    assert frame.reruns[0].ran == 5
