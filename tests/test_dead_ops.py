@@ -230,6 +230,8 @@ def test_llama_layers_exact_under_op_policies_with_operators_left_out(frames):
     reruns = [r for f in frames for r in f.reruns]
     assert len(reruns) == 6 and all(r.left_out > 0 for r in reruns)
     assert all(r.ran + r.skipped + r.left_out + r.rebuilt <= r.op_index for r in reruns)
+    # the rerun before NOTE [ Dead operators ] ran every operator it passed and did not skip
+    assert all(r.ran < r.op_index - r.skipped - r.rebuilt for r in reruns)
 
 
 def test_operator_model_names_exactly_the_operators_the_rerun_runs(frames):
