@@ -296,3 +296,28 @@ def test_unobserved_writes_and_comparisons_keep_the_prefix_running(frames):
     assert [op.name for op in frame.ops] == list(names)
     assert _dead(frame) == [6]  # not the first matmul, though tanh's output is kept
     assert frame.reruns[0].ran == 5
+
+
+def test_router_with_data_dependent_shapes_runs_what_routes(frames):
+    """A router (MoE-like): ``nonzero`` decides which rows go where and its count is read."""
+
+    def route(x):
+        h = paddle.matmul(x, W1)  # the router's logits and the expert's input
+        a = paddle.tanh(h)  # kept
+        idx = paddle.nonzero(h[:, 0] > 0).flatten()  # data-dependent shape
+        picked = paddle.gather(a, idx) if int(idx.shape[0]) else a[:1]
+        return paddle.matmul(paddle.exp(picked) * 2.0, W2)
+
+    recorded: list = []
+
+    def policy(info):
+        recorded.append(info.op)
+        return info.op == "tanh"
+
+    ref = _grads(route, [W1, W2])
+    _assert_same(_grads(route, [W1, W2], policy), ref)
+    (frame,) = frames
+    assert frame.ops[0].name == "matmul" and "nonzero" in recorded
+    nonzero = recorded.index("nonzero")
+    assert not frame.ops[nonzero].dead  # its output's shape depends on values: it runs
+    assert not frame.ops[0].dead  # the router's logits feed the routing: they run
