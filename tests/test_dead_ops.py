@@ -321,3 +321,24 @@ def test_router_with_data_dependent_shapes_runs_what_routes(frames):
     nonzero = next(k for k, op in enumerate(frame.ops) if op.name == "nonzero")
     assert not frame.ops[nonzero].dead  # its output's shape depends on values: it runs
     assert not frame.ops[0].dead  # the router's logits feed the routing: they run
+
+
+def test_a_stand_in_kept_by_the_regions_code_is_replaced_by_the_real_value(frames):
+    store = {}
+
+    def caches(x):
+        h = paddle.matmul(x, W1)  # 0: dead in the rerun (tanh's output is kept)
+        store["h"] = h  # the region's code keeps it: a rerun that leaves it out stores a stand-in
+        a = paddle.tanh(h)
+        return paddle.matmul(paddle.exp(a) * 2.0, W2)
+
+    ref = _grads(caches, [W1, W2])
+    forward_h = store["h"].numpy()
+    with pytest.warns(UserWarning, match="rerun ran again with every operator"):
+        got = _grads(caches, [W1, W2], OpPolicy(CHAIN, frozenset({1})))
+    _assert_same(got, ref)
+    (frame,) = frames
+    first, second = frame.reruns
+    assert first.left_out >= 1 and second.left_out == 0  # the second rerun ran every operator
+    np.testing.assert_array_equal(store["h"].numpy(), forward_h)  # the real value, not a stand-in
+    assert not _dead(frame)

@@ -39,6 +39,7 @@ input sources for that, and decides when it ends.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import paddle
@@ -57,7 +58,13 @@ from .oprecord import INTERNAL, KEPT, FromInput, FromOutput, Inputs, KeepHandle,
 from .policies import Offload, PolicyInfo, names_of
 from .rerun import PolicyRecomputation
 
-__all__ = ["PolicyFrame", "Offloaded"]
+__all__ = ["PolicyFrame", "Offloaded", "ESCAPED_MESSAGE"]
+
+ESCAPED_MESSAGE = (
+    "recompute(policy=...): the region's code kept a tensor made by an operator its rerun left "
+    "out (an attribute or a global set inside the region), so the rerun ran again with every "
+    "operator to put the real value there (NOTE [ Escaped stand-ins ] in _selective/frame.py); "
+    "to avoid the second rerun, keep such values outside the recomputed function")
 
 
 class Offloaded:
@@ -159,9 +166,19 @@ class PolicyFrame(Frame):
                 released = True
         return released
 
-    def recompute(self) -> None:
+    def recompute(self):
         with _ops.installed():
-            super().recompute()
+            rec = super().recompute()
+            if rec is not None and rec.stand_ins_escaped():
+                # NOTE [ Escaped stand-ins ]: the region's code kept a value of an operator
+                # the rerun left out (an attribute or a global caching an intermediate), so
+                # it now holds a stand-in; rerun once more running every operator, which
+                # writes the real value there, as a rerun without the analysis would have.
+                warnings.warn(ESCAPED_MESSAGE, UserWarning, stacklevel=2)
+                for op in self.ops:
+                    op.dead = False  # for this frame's later reruns too (retain_graph)
+                rec = super().recompute()
+        return rec
 
     def pack(self, tensor):
         index = len(self.refs)

@@ -30,11 +30,11 @@ recorded shape, dtype and place, or the kept output where there is one).  A stan
 never reach an operator that runs, a needed slot or a Python read: the rerun checks every
 operator it runs, every slot it stores and every read against the stand-ins still alive,
 and raises ``RecomputeError`` instead of computing a wrong gradient.  Once the rerun meets an
-operator other than the recorded one it runs every operator after it.  Not covered: Python
-state the region's code writes during its rerun (an attribute caching an intermediate) may
-hold a stand-in afterwards, where a rerun that runs everything would hold an equal copy of
-the forward's value; a region whose later code reads such state back should not use a
-policy (as with early stop, the rerun is not a second forward).
+operator other than the recorded one it runs every operator after it.  Python state the
+region's code writes during the rerun (an attribute or a global caching an intermediate)
+would hold a stand-in afterwards: a stand-in still alive when the rerun has ended can only be
+held there, so the frame then reruns once more running every operator, which writes the real
+value, and warns (NOTE [ Escaped stand-ins ] in ``frame.py``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ See NOTE [ Selective recompute ] in ``_selective/frame.py`` and NOTE [ Dead oper
 
 from __future__ import annotations
 
+import gc
 import weakref
 
 import paddle
@@ -100,6 +101,14 @@ class PolicyRecomputation(Recomputation):
                     f"{_API}: operator #{k} {name!r} ran in the rerun on a stand-in for the "
                     f"output of an operator the rerun left out (NOTE [ Dead operators ]); the "
                     f"region's rerun used a value its forward did not show it using")
+
+    def stand_ins_escaped(self) -> bool:
+        """After the rerun: is a stand-in still alive? Only the region's code can hold one
+        then (an attribute or a global set inside it); see NOTE [ Escaped stand-ins ]."""
+        if not any(ref() is not None for ref in self.stand_ins.values()):
+            return False
+        gc.collect()  # garbage in a reference cycle is not kept by anyone
+        return any(ref() is not None for ref in self.stand_ins.values())
 
     def _stand_in(self, t) -> bool:
         if not t._is_initialized():
