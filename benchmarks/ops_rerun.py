@@ -5,14 +5,15 @@ recorded as the planner records them (``_planner/profile_ops.py``) and the exact
 recompute frontier solved (NOTE [ Operator model ]).  For points holding a fraction of a
 layer's saved-tensor bytes (``--fractions``), it reports:
 
-  * the model: the rerun's time as a fraction of a full rerun's, the operators the rerun
-    passes (up to its last uncovered saved tensor) and of those the ones it skips; and what
-    a rebuild of only the ancestors of the tensors backward needs would cost with the same
-    kept set (a lower bound the prefix rerun cannot reach: it replays the forward's code);
+  * the model (NOTE [ Ancestor model ]): the rerun's time as a fraction of a full rerun's,
+    the operators the rerun passes (up to its last uncovered saved tensor), of those the
+    ones it skips (kept) and the ones it runs (the ancestors of what backward needs); and
+    what the same kept set costs when the rerun runs every operator it passes but the kept
+    ones (the prefix rerun before NOTE [ Dead operators ]);
   * the measurement: every layer a region under that point's ``OpPolicy``, one forward and
     backward per round (rounds interleaved with a ``recompute_all`` region on every layer),
     each region's rerun time over the ``recompute_all`` rerun of the same round (median),
-    the operators the rerun observed, skipped and rebuilt, and the bytes held.
+    the operators the rerun observed, ran, skipped, rebuilt and left out, and the bytes held.
 
     python benchmarks/ops_rerun.py [--rounds 3] [--hidden 512 --seq 256] [--json out.json]
 """
@@ -20,6 +21,7 @@ layer's saved-tensor bytes (``--fractions``), it reports:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import os
@@ -34,11 +36,10 @@ import frontier  # noqa: E402  (this directory: the Llama subject and its step)
 import paddle  # noqa: E402
 
 from paddle_recompute import planner, policies  # noqa: E402
-from paddle_recompute._core import tree  # noqa: E402
 from paddle_recompute._core.layers import find_roots  # noqa: E402
 from paddle_recompute._entry.recompute import policy_frames  # noqa: E402
 from paddle_recompute._planner import profile_ops as _profile_ops  # noqa: E402
-from paddle_recompute._planner.op_solve import evaluate, op_frontier  # noqa: E402
+from paddle_recompute._planner.op_solve import evaluate, live_ops, op_frontier  # noqa: E402
 from paddle_recompute._planner.policy_frame import MeasuredFrame  # noqa: E402
 from paddle_recompute._planner.profile_blocks import layer_table  # noqa: E402
 from paddle_recompute._selective.op_policy import OpPolicy  # noqa: E402
@@ -59,36 +60,9 @@ class _Counted(MeasuredFrame):
         return rerun
 
 
-def _inputs_recorded():
-    """Make the profile's recorder also note, per operator, which operators made its inputs."""
-    deps: dict = {}
-    observe = _profile_ops._Recorder.observe_op
-
-    def observe_op(self, name, fn, args, kwargs):
-        made = [self.made.get(t.data_ptr()) for t in tree.flatten((args, kwargs))[0]
-                if isinstance(t, paddle.Tensor) and t._is_initialized()]
-        out = observe(self, name, fn, args, kwargs)
-        deps.setdefault(id(self), []).append(sorted({m for m in made if m is not None}))
-        return out
-
-    _profile_ops._Recorder.observe_op = observe_op
-    return deps, lambda: setattr(_profile_ops._Recorder, "observe_op", observe)
-
-
-def ancestors_time(graph, deps: list, keep) -> float:
-    """Kernel seconds of rebuilding only what the needed tensors depend on (not kept)."""
-    todo = [s.producer for s in graph.slots if s.producer is not None and s.producer not in keep]
-    seen: set = set()
-    while todo:
-        j = todo.pop()
-        if j not in seen and j not in keep:
-            seen.add(j)
-            todo.extend(deps[j])
-    return sum(graph.ops[j].time for j in seen)
-
-
-def model_rows(graph, deps: list, fractions: list) -> list:
+def model_rows(graph, fractions: list) -> list:
     frontier_ = op_frontier(graph)
+    prefix = dataclasses.replace(graph, ancestors=False)
     full = evaluate(graph, ())
     producers = {s.producer for s in graph.slots if s.producer is not None}
     saved = sum(graph.ops[p].nbytes for p in producers)
@@ -97,10 +71,12 @@ def model_rows(graph, deps: list, fractions: list) -> list:
         p = frontier_.best(f * saved)
         stop = max((s.reach for s in graph.slots if s.producer is not None and s.producer not in p.keep),
                    default=0)
+        live = live_ops(graph, p.keep, stop)
         rows.append({"fraction": f, "keep": sorted(p.keep), "memory": p.memory / saved,
                      "model_time": p.time / full.time, "passed": stop,
                      "skipped": sum(1 for j in p.keep if j < stop and graph.ops[j].skippable),
-                     "ancestors_time": ancestors_time(graph, deps, p.keep) / full.time})
+                     "run": len([j for j in live if j < stop]),
+                     "prefix_time": evaluate(prefix, p.keep).time / evaluate(prefix, ()).time})
     return rows
 
 
@@ -134,6 +110,8 @@ def measure(subject, graph, rows: list, rounds: int) -> None:
         row["observed"] = sum(x.op_index for f in frames for x in f.reruns) / len(frames)
         row["skipped_measured"] = sum(x.skipped for f in frames for x in f.reruns) / len(frames)
         row["rebuilt"] = sum(x.rebuilt for f in frames for x in f.reruns) / len(frames)
+        row["ran"] = sum(x.ran for f in frames for x in f.reruns) / len(frames)
+        row["left_out"] = sum(x.left_out for f in frames for x in f.reruns) / len(frames)
         row["held_mib"] = sum(f.held_bytes() for f in frames) / len(frames) / 2**20
     for cfg in samples.values():
         for finished in cfg:
@@ -152,24 +130,20 @@ def main() -> None:
     prof = planner.profile(subject.loss, subject.tokens, blocks=subject.blocks, repeats=1)
     roots = find_roots(subject.loss, (subject.tokens,), {})
     table = layer_table(subject.loss, roots, subject.blocks)
-    deps, undo = _inputs_recorded()
-    try:
-        found = _profile_ops.profile_ops((subject.loss, (subject.tokens,), {}), table, roots, prof)
-    finally:
-        undo()
+    found = _profile_ops.profile_ops((subject.loss, (subject.tokens,), {}), table, roots, prof)
     graph = found[prof.blocks[0]].graph
-    rows = model_rows(graph, next(iter(deps.values())), [float(f) for f in args.fractions.split(",")])
+    rows = model_rows(graph, [float(f) for f in args.fractions.split(",")])
     measure(subject, graph, rows, args.rounds)
     print(f"{len(graph.ops)} operators, {len(graph.slots)} saved tensors per layer")
-    print("| kept bytes (of a layer's saved) | model: rerun / full's | ancestors only | "
-          "passed / skipped (model) | measured rerun / recompute_all's | "
-          "observed / skipped / rebuilt | held MiB |")
+    print("| kept bytes (of a layer's saved) | model: rerun / full's | same kept set, prefix rerun | "
+          "passed / skipped / run (model) | measured rerun / recompute_all's | "
+          "observed / ran / skipped / rebuilt / left out | held MiB |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['memory']:.2f} | {r['model_time']:.2f} | {r['ancestors_time']:.2f} | "
-              f"{r['passed']} / {r['skipped']} | {r['measured_time']:.2f} | "
-              f"{r['observed']:.0f} / {r['skipped_measured']:.0f} / {r['rebuilt']:.0f} | "
-              f"{r['held_mib']:.1f} |")
+        print(f"| {r['memory']:.2f} | {r['model_time']:.2f} | {r['prefix_time']:.2f} | "
+              f"{r['passed']} / {r['skipped']} / {r['run']} | {r['measured_time']:.2f} | "
+              f"{r['observed']:.0f} / {r['ran']:.0f} / {r['skipped_measured']:.0f} / "
+              f"{r['rebuilt']:.0f} / {r['left_out']:.0f} | {r['held_mib']:.1f} |")
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "ops": [o.name for o in graph.ops],
                                                "rows": rows}, indent=1))

@@ -1,5 +1,7 @@
 """The operator-level solver on numbers alone: its frontier equals brute force on small graphs."""
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from paddle_recompute._planner.op_solve import (
     OpGraph,
     Slot,
     evaluate,
+    live_ops,
     op_frontier,
     solve_ops,
     solve_ops_brute_force,
@@ -89,3 +92,63 @@ def test_bad_graphs_and_assignments_raise():
         evaluate(graph, (), {0})
     with pytest.raises(ValueError, match="both kept and offloaded"):
         evaluate(graph, {0}, {0})
+
+
+@st.composite
+def ancestor_graphs(draw):
+    """Graphs priced by NOTE [ Ancestor model ]: each operator's input makers (or unknown),
+    forced operators, slots with buffer aliases."""
+    n = draw(st.integers(min_value=1, max_value=6))
+    ops = []
+    for j in range(n):
+        makers = st.lists(st.integers(0, j - 1), max_size=3).map(tuple)
+        inputs = draw(st.one_of(st.none(), makers)) if j else ()
+        ops.append(Op(f"op{j}", draw(cost), draw(cost), draw(st.booleans()), draw(st.one_of(st.none(), cost)),
+                      draw(st.integers(min_value=0, max_value=5)), inputs, draw(st.booleans())))
+    slots = []
+    for _ in range(draw(st.integers(min_value=0, max_value=6))):
+        consumer = draw(st.integers(min_value=0, max_value=n - 1))
+        producer = draw(st.one_of(st.none(), st.integers(min_value=0, max_value=consumer)))
+        aliases = st.lists(st.integers(0, consumer), max_size=2).map(tuple)
+        aliases = draw(aliases) if producer is not None else ()
+        slots.append(Slot(producer, consumer, aliases))
+    return OpGraph(tuple(ops), tuple(slots), ancestors=True)
+
+
+@settings(max_examples=80, deadline=None)
+@given(graph=ancestor_graphs(), budget=st.integers(min_value=0, max_value=300))
+def test_ancestor_model_exact_equals_brute_force(graph, budget):
+    exact, brute = solve_ops(graph, budget), solve_ops_brute_force(graph, budget)
+    assert exact.time == brute.time
+    assert exact.memory <= budget
+    assert evaluate(graph, exact.keep, exact.offload) == exact
+    # a rerun that leaves out dead operators never costs more than the prefix rerun
+    prefix = dataclasses.replace(graph, ancestors=False)
+    assert brute.time <= solve_ops_brute_force(prefix, budget).time
+
+
+@settings(max_examples=15, deadline=None)
+@given(graph=ancestor_graphs(), budget=st.integers(min_value=0, max_value=300))
+def test_ancestor_frontier_fits_and_is_no_better_than_exact(graph, budget):
+    front = op_frontier(graph).best(budget)
+    assert front.memory <= budget and front.time >= solve_ops(graph, budget).time
+    assert evaluate(graph, front.keep, front.offload) == front
+
+
+def test_ancestor_model_runs_only_what_needed_tensors_depend_on():
+    # a -> b -> c; backward needs b's output (saved by c) and c's own output (saved by use)
+    ops = (Op("a", 5, 10, inputs=()), Op("b", 3, 10, inputs=(0,)), Op("side", 7, 10, inputs=(0,)),
+           Op("c", 1, 10, inputs=(1,)), Op("use", 1, 0, inputs=(3,)))
+    graph = OpGraph(ops, (Slot(1, 3), Slot(3, 4)), ancestors=True)
+    assert evaluate(graph, ()).time == 9  # a, b, c: "side" feeds nothing needed
+    assert evaluate(dataclasses.replace(graph, ancestors=False), ()).time == 16  # the prefix runs it
+    assert evaluate(graph, {1}).time == 1  # b kept: only c reruns, a is not needed any more
+    assert live_ops(graph, frozenset({1}), 4) == {3}
+    forced = dataclasses.replace(graph, ops=(*ops[:2], dataclasses.replace(ops[2], forced=True), *ops[3:]))
+    assert evaluate(forced, {1}).time == 13  # a forced operator (read by Python) runs, with a
+    unknown = dataclasses.replace(graph, ops=(*ops[:3], dataclasses.replace(ops[3], inputs=None), ops[4]))
+    assert evaluate(unknown, {1}).time == 13  # an input of unknown origin: all before it run
+    assert solve_ops(graph, 10).keep == frozenset({1})
+    view = OpGraph(ops, (Slot(1, 3, aliases=(2,)), Slot(3, 4)), ancestors=True)
+    assert evaluate(graph, {2, 3}).time == 8  # b's output is needed: a and b rerun
+    assert evaluate(view, {2, 3}).time == 0  # a kept view of the same buffer covers it

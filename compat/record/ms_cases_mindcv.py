@@ -1,6 +1,7 @@
 # ruff: noqa: E501  (a table of case sources, one line each)
 """Cases for mindcv's own optimizers (``mindcv.create_optimizer``: adamw, adan, lion, nadam, as
-Cells on ``nn.Optimizer``), their state parameters, ``nn.Conv1dTranspose``'s 4-D weight, and the
+Cells on ``nn.Optimizer``), their state parameters, its ``sgd`` (MindSpore's ``nn.SGD``: the
+numbers and the optimizer checkpoint's entries), ``nn.Conv1dTranspose``'s 4-D weight, and the
 hue shift and expanded rotation of the dataset's vision transforms at fixed parameters.
 
 Same form as ms_cases.py (its inputs are in scope); the sources ``import mindcv`` (under the
@@ -32,6 +33,9 @@ def _create(name: str, args: str = "") -> str:
 
 
 _STATE = ", [(p.name, p) for p in opt.get_parameters() if p.name not in {q.name for q in params}]"
+# the optimizer's checkpoint: every entry, in the order MindSpore writes them
+_CKPT = (", (lambda path: (ms.save_checkpoint(opt, path), list(ms.load_checkpoint(path).items()))[1])"
+         "(__import__('os').path.join(__import__('tempfile').mkdtemp(), 'opt.ckpt'))")
 
 OPTIM = {
     "adamw": _steps(_create("adamw", ", lr=0.01"), _STATE),
@@ -48,6 +52,13 @@ OPTIM = {
     "adan": _steps(_create("adan", ", lr=0.01"), _STATE),
     "adan_wd": _steps(_create("adan", ", lr=0.01, weight_decay=0.02, weight_decay_filter='auto'")),
     "adan_lr_list_loss_scale": _steps(_create("adan", ", lr=[0.01, 0.005, 0.001], loss_scale=2.0, weight_decay_filter='auto'")),
+    "sgd": _steps(_create("sgd", ", lr=0.01"), _CKPT),
+    "sgd_no_momentum": _steps(_create("sgd", ", lr=0.01, momentum=0.0"), _CKPT),
+    "sgd_nesterov_wd_auto": _steps(_create("sgd", ", lr=0.01, nesterov=True, weight_decay=0.1, weight_decay_filter='auto'"), _CKPT),
+    "sgd_dampening_loss_scale": _steps(_create("sgd", ", lr=0.01, momentum=0.8, dampening=0.25, weight_decay=0.05, loss_scale=4.0"), _CKPT),
+    "sgd_lr_list": _steps(_create("sgd", ", lr=[0.01, 0.005, 0.002]"), _CKPT),
+    "sgd_nesterov_without_momentum": _steps(_create("sgd", ", lr=0.01, momentum=0.0, nesterov=True")),
+    "sgd_negative_dampening": _steps(_create("sgd", ", lr=0.01, dampening=-0.5")),
     "base_attributes": "import mindcv\n" + _NET + "opt = " + _create("adamw", ", lr=0.01, weight_decay=0.1, loss_scale=2.0, weight_decay_filter='auto'") + "\n"
                        "result = (opt.cls_name, opt.global_step, opt.learning_rate, opt.weight_decay, opt.decay_flags, opt.is_group, opt.is_group_lr, opt.dynamic_lr, "
                        "opt.reciprocal_scale, opt.need_scale, opt.optim_filter, opt.use_parallel, opt.param_length, opt.global_step_increase_tensor, opt.get_lr(), opt.target)",

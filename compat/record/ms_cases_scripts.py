@@ -3,7 +3,8 @@
 ``mindspore.communication``'s queries, ``amp.auto_mixed_precision`` at O0, ``nn.metrics``, and
 the Parameter-only ``cache_enable`` on BatchNorm's moving statistics (``StateMonitor`` reads it),
 ``Parameter.data`` (a Tensor on the parameter's memory) and ``load_param_into_net``'s refusal of
-Tensors (``StateMonitor``'s EMA validation passes ``param.data``).
+Tensors (``StateMonitor``'s EMA validation passes ``param.data``); mindcv's ``ValCallback`` in
+``Model.eval`` (validate.py) and ``Model.train``, its printed lines compared.
 
 Same form as ms_cases.py (its inputs are in scope); recorded by
 ``record_cases.py --cases ms_cases_scripts tests/mindspore/recorded/j_script_cases.json``.
@@ -27,4 +28,23 @@ SCRIPTS = {
     "load_param_takes_parameter": "net = nn.Dense(2, 2)\nw = Parameter(Tensor(np.full((2, 2), 3.0, np.float32)), name='weight')\nresult = (ms.load_param_into_net(net, {'weight': w}), net.weight)",
 }
 
-GROUPS = {"script": SCRIPTS}
+# mindcv's ValCallback (validate.py's callback): ``Model.eval`` / ``Model.fit`` with it, its printed
+# lines captured (the times replaced: they are wall-clock)
+_VAL = ("import contextlib, io, re\nfrom mindcv.utils import ValCallback\n"
+        "net = nn.Dense(3, 3, weight_init=Tensor(C[:3, :3].copy()), bias_init='zeros')\n"
+        "loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')\n"
+        "model = ms.Model(net, loss, metrics={'Top_1_Accuracy': ms.train.Top1CategoricalAccuracy(), 'loss': nn.metrics.Loss()})\n"
+        "x = np.concatenate([G, G * 0.5, -G])[:N]\ny = np.concatenate([LBL, LBL, LBL])[:N]\n"
+        "data = ms.dataset.NumpySlicesDataset((x, y), ['x', 'y'], shuffle=False).batch(B)\n"
+        "out = io.StringIO()\n"
+        "def lines():\n    return [re.sub('time: [0-9.]+s', 'time: T', line) for line in out.getvalue().splitlines()]\n")
+
+VAL = {
+    "val_callback_every_step": "N, B = 15, 4\n" + _VAL + "with contextlib.redirect_stdout(out):\n    r = model.eval(data, dataset_sink_mode=False, callbacks=[ValCallback(1)])\nresult = (lines(), sorted((k, float(v)) for k, v in r.items()))",
+    "val_callback_interval": "N, B = 15, 2\n" + _VAL + "with contextlib.redirect_stdout(out):\n    r = model.eval(data, dataset_sink_mode=False, callbacks=[ValCallback(3)])\nresult = (lines(), sorted((k, float(v)) for k, v in r.items()))",
+    "val_callback_default_interval": "N, B = 12, 4\n" + _VAL + "with contextlib.redirect_stdout(out):\n    r = model.eval(data, dataset_sink_mode=False, callbacks=[ValCallback()])\nresult = (lines(), sorted((k, float(v)) for k, v in r.items()))",
+    "val_callback_twice": "N, B = 10, 4\n" + _VAL + "cb = ValCallback(2)\nwith contextlib.redirect_stdout(out):\n    model.eval(data, dataset_sink_mode=False, callbacks=[cb])\n    model.eval(data, dataset_sink_mode=False, callbacks=[cb])\nresult = lines()",
+    "val_callback_in_train_prints_nothing": "N, B = 10, 4\n" + _VAL.replace("model = ms.Model(net, loss,", "model = ms.Model(net, loss, nn.SGD(net.trainable_params(), 0.1),") + "with contextlib.redirect_stdout(out):\n    model.train(1, data, callbacks=[ValCallback(1)], dataset_sink_mode=False)\nresult = (lines(), net.weight)",
+}
+
+GROUPS = {"script": SCRIPTS, "val": VAL}

@@ -173,12 +173,13 @@ class Frame:
     def recomputation(self, needed: set) -> Recomputation:
         return Recomputation(self, needed)
 
-    def recompute(self) -> None:
-        """Rerun the function for the tensors whose handles are still alive."""
+    def recompute(self):
+        """Rerun the function for the tensors whose handles are still alive; returns the
+        :class:`Recomputation` that ran, or None when nothing was needed."""
         refs = self.refs
         needed = {i for i in range(len(refs)) if refs[i]() is not None}
         if not needed:
-            return
+            return None
         rec = self.recomputation(needed)
         args, kwargs = self._inputs()
         with self.state.replayed():
@@ -189,6 +190,7 @@ class Frame:
                     _run_pushed(rec, rec.stopper.run, (self.function, args, kwargs), {})
         if not rec.stopper.stopped and self.check:
             check_count(_API, "tensors saved for backward", len(refs), rec.count, rec.trace_text())
+        return rec
 
 
 class Recomputation:

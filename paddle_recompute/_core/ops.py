@@ -70,6 +70,17 @@ def _wrap(name: str, fn):
     return op
 
 
+def _reader():
+    """The ``observe_read`` of this thread's innermost frame that has one, or None."""
+    if getattr(_OFF, "on", False):
+        return None
+    for frame in reversed(_stacks.get(_ident()) or ()):
+        read = getattr(frame, "observe_read", None)
+        if read is not None:
+            return read
+    return None
+
+
 def _observer():
     """This thread's innermost frame's ``observe_op``, or None (also inside ``unobserved``)."""
     if getattr(_OFF, "on", False):
@@ -111,7 +122,8 @@ class installed:
                 # e.g. the MindSpore layer's type promotion), and put exactly that back on exit
                 _OUTSIDE.clear()
                 _OUTSIDE.update(tensor_methods.current())
-                _swap(_WRAPPED, tensor_methods.wrapped(_observer, _OUTSIDE))
+                _swap(_WRAPPED, {**tensor_methods.wrapped(_observer, _OUTSIDE),
+                                 **tensor_methods.reads_wrapped(_reader, _OUTSIDE)})
             _DEPTH[0] += 1
 
     def __exit__(self, *exc: object) -> None:

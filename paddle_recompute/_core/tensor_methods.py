@@ -21,13 +21,19 @@ tests/test_tensor_methods.py).
 Indexing is ``getitem`` (one call that may run ``slice``, ``strided_slice`` or a gather).
 Comparisons, ``__setitem__`` (in place) and copies are left alone: they save nothing a
 policy would keep.  The originals go back when the last region exits (``ops.installed``).
+
+The methods through which Python reads a tensor's values (``numpy``, ``item``, ``tolist``,
+``bool(t)``, ``int(t)``, ``float(t)``, ``t.__index__``, ``np.asarray(t)``...: :data:`READS`) are
+wrapped for the same span too: each call is first shown to the innermost frame on the
+thread's hook stack that has an ``observe_read(tensor)`` (a policy region: what Python read
+must be real in its rerun, NOTE [ Dead operators ] in ``_selective/liveness.py``).
 """
 
 from __future__ import annotations
 
 import paddle
 
-__all__ = ["ORIGINALS", "wrapped", "current"]
+__all__ = ["ORIGINALS", "READS", "wrapped", "current", "reads_wrapped"]
 
 _TENSOR = paddle.Tensor
 
@@ -49,6 +55,11 @@ _KERNELS = {
 #: The C methods as Paddle installed them (only those this Paddle has).
 ORIGINALS = {name: vars(_TENSOR)[name] for name in _KERNELS if name in vars(_TENSOR)}
 
+#: The methods that hand a tensor's values to Python, as Paddle installed them.
+READS = {name: vars(_TENSOR)[name] for name in (
+    "numpy", "item", "tolist", "__bool__", "__nonzero__", "__int__", "__long__", "__float__",
+    "__index__", "__array__", "__complex__", "_getitem_from_offset") if name in vars(_TENSOR)}
+
 
 def _wrap(method: str, fn, observer):
     with_tensor, with_number = _KERNELS[method]
@@ -66,11 +77,30 @@ def _wrap(method: str, fn, observer):
 
 
 def current() -> dict:
-    """The operators ``paddle.Tensor`` holds now, for the names of :data:`ORIGINALS`."""
-    return {name: vars(_TENSOR).get(name, fn) for name, fn in ORIGINALS.items()}
+    """The methods ``paddle.Tensor`` holds now, for the names of :data:`ORIGINALS` and :data:`READS`."""
+    return {name: vars(_TENSOR).get(name, fn) for name, fn in (*ORIGINALS.items(), *READS.items())}
+
+
+def _wrap_read(method: str, fn, reader):
+    def call(self, *args, **kwargs):
+        read = reader()
+        if read is not None:
+            read(self)
+        return fn(self, *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = method
+    call.__wrapped__ = fn
+    return call
+
+
+def reads_wrapped(reader, methods: dict) -> dict:
+    """Wrappers for the :data:`READS` among ``methods`` that first hand the tensor to
+    ``reader()`` (a frame's ``observe_read``, or None)."""
+    return {name: _wrap_read(name, fn, reader) for name, fn in methods.items() if name in READS}
 
 
 def wrapped(observer, methods: dict | None = None) -> dict:
     """Wrappers for ``methods`` (default :data:`ORIGINALS`) that hand each call to ``observer()``
     (the observing frame's ``observe_op``, or None to call the method directly)."""
-    return {name: _wrap(name, fn, observer) for name, fn in (methods or ORIGINALS).items()}
+    return {name: _wrap(name, fn, observer) for name, fn in (methods or ORIGINALS).items()
+            if name in _KERNELS}

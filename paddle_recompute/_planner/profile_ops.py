@@ -7,10 +7,14 @@ kernel took (``time``) and the seconds since the previous operator returned (``f
 Python that leads to it, which a rerun pays even where it skips the operator), the bytes of
 its tensor outputs, and per tensor saved for backward which operator made it and which saved
 it (NOTE [ Operator model ] in ``op_solve.py``).  A saved tensor counts as made by:
-``None`` when it is a block input or a parameter (held anyway); else the first operator
-whose output has its data pointer (so a view of a kept output is covered by keeping the
-output, as the frame matches kept buffers by address); else the operator that saved it
-(an internal result, such as ``layer_norm``'s mean).
+``None`` when it is a block input or a parameter (held anyway); else the operator whose
+output it is (the tensor object, as a policy region's rerun traces it), with the other
+operators whose outputs share its data pointer as its aliases (a view of a kept output is
+covered by keeping the output, as the frame matches kept buffers by address); else the
+operator that saved it (an internal result, such as ``layer_norm``'s mean).  Per operator
+it also records which operators made its inputs and whether it must run whenever a rerun
+passes it, as a policy region records them (``_selective/liveness.py``'s ``Lineage``), so
+the graph is priced as the rerun runs, leaving out dead operators (NOTE [ Ancestor model ]).
 
 A block whose calls run different operators (called twice per step on different inputs) gets
 no graph, so no operator-level option.  Blocks whose calls run the same operators with the
@@ -34,6 +38,8 @@ from .._core import ops as _ops
 from .._core import tree
 from .._core.amp import grad_enabled, set_grad_enabled
 from .._core.state import ForwardState
+from .._selective.liveness import UNKNOWN, Lineage
+from .._selective.oprecord import position
 from .._selective.policies import recompute_all
 from .calibrate import Wrapped
 from .op_solve import Op, OpGraph, Slot
@@ -75,9 +81,10 @@ class _Recorder:
         self.fixed: list[float] = []
         self.nbytes: list[int] = []
         self.slots: list[tuple] = []
-        self.made: dict[int, int] = {}
+        self.made: dict[int, list] = {}  # data pointer -> the operators with an output there
         self.alive: list = []  # outputs held, so no data pointer is reused during the call
         self.pending: list | None = None
+        self.lineage = Lineage(leaves)
         self.last = _clock()
 
     def pack(self, tensor):
@@ -85,14 +92,24 @@ class _Recorder:
             self.pending.append(tensor)
         else:  # saved outside an observed operator: the rerun must at least reach here
             at = max(len(self.names) - 1, 0)
-            self.slots.append((self._producer(tensor, at), at))
+            free = tensor.persistable or tensor.data_ptr() in self.free
+            self.slots.append((None if free else at, at, ()))
+            self.lineage.floor = max(self.lineage.floor, len(self.names))  # made who knows how
         return _Held(tensor.detach())
 
-    def _producer(self, tensor, consumer: int):
+    def _slot(self, tensor, consumer: int, inputs: list, outputs: list) -> tuple:
+        """(producer, consumer, aliases) of a tensor operator ``consumer`` saved (matched to its
+        outputs, then its inputs, as the frame's slots are)."""
         ptr = tensor.data_ptr()
         if tensor.persistable or ptr in self.free:
-            return None
-        return self.made.get(ptr, consumer)
+            return (None, consumer, ())
+        producer = consumer  # its output, or an internal result
+        if position(tensor, outputs) is None and (p := position(tensor, inputs)) is not None:
+            src = self.lineage.sources[consumer][p]
+            if src == UNKNOWN:  # a rerun runs every operator before it
+                self.lineage.floor = max(self.lineage.floor, consumer)
+            producer = src if src >= 0 else consumer
+        return (producer, consumer, tuple(a for a in self.made.get(ptr, ()) if a != producer))
 
     def observe_op(self, name, fn, args, kwargs):
         self.pending = []
@@ -107,19 +124,37 @@ class _Recorder:
         self.names.append(name)
         self.times.append(end - start)
         self.fixed.append(start - self.last)
-        leaves = [t for t in tree.flatten(out)[0] if t._is_initialized()]
+        outputs = tree.flatten(out)[0]
+        inputs = tree.flatten((args, kwargs))[0]
+        self.lineage.operator(j, name, inputs, outputs, True)
+        leaves = [t for t in outputs if t._is_initialized()]
         self.nbytes.append(sum(t.size * t.element_size() for t in leaves))
-        for t in self.pending:
-            self.slots.append((self._producer(t, j), j))
-        self.pending = None
         for t in leaves:
-            self.made.setdefault(t.data_ptr(), j)
+            made = self.made.setdefault(t.data_ptr(), [])
+            if j not in made:
+                made.append(j)
+        for t in self.pending:
+            self.slots.append(self._slot(t, j, inputs, outputs))
+        self.pending = None
         self.alive.append(out)
         self.last = _clock()
         return out
 
+    def observe_read(self, tensor) -> None:
+        self.lineage.read(tensor, len(self.names))
+
+    def inputs(self, j: int) -> tuple[int, ...] | None:
+        """The operators whose outputs operator ``j`` took (None: one of unknown origin)."""
+        sources = self.lineage.sources[j]
+        return None if UNKNOWN in sources else tuple(sorted({p for p in sources if p >= 0}))
+
+    def forced(self, j: int) -> bool:
+        return j in self.lineage.forced or j < self.lineage.floor
+
     def signature(self) -> tuple:
-        return (tuple(self.names), tuple(self.nbytes), tuple(self.slots))
+        n = len(self.names)
+        return (tuple(self.names), tuple(self.nbytes), tuple(self.slots),
+                tuple(self.inputs(j) for j in range(n)), tuple(self.forced(j) for j in range(n)))
 
 
 def _recording(name: str, calls: list):
@@ -203,9 +238,10 @@ def _grouped(members: list, repeats: int, per_op: float) -> OpProfile:
     recs = [rec for _, rec in members]
     ops = tuple(Op(name, statistics.median(r.times[j] for r in recs), first.nbytes[j],
                    skippable=not name.endswith("_"),
-                   fixed=statistics.median(r.fixed[j] for r in recs))
+                   fixed=statistics.median(r.fixed[j] for r in recs),
+                   inputs=first.inputs(j), forced=first.forced(j))
                 for j, name in enumerate(first.names))
-    graph = OpGraph(ops, tuple(Slot(p, c) for p, c in first.slots))
+    graph = OpGraph(ops, tuple(Slot(p, c, a) for p, c, a in first.slots), ancestors=True)
     blocks = tuple(dict.fromkeys(name for name, _ in members))
     calls_per_block = len(members) / (len(blocks) * repeats)
     return OpProfile(graph, blocks, per_op * len(ops) * calls_per_block)

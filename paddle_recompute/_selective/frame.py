@@ -32,12 +32,17 @@ of the operators after it, and of that operator when it stops before running: a 
 that keeps every matmul output does not pay for the last projection's.  The region then
 always stops early, which the release relies on.
 
+Of the operators the rerun passes, those no needed saved tensor depends on are not run
+either (NOTE [ Dead operators ] in ``liveness.py``); the forward records each operator's
+input sources for that, and decides when it ends.
+
 A region whose policy keeps everything lets go during the forward of the kept outputs no
 rerun can need yet: NOTE [ Kept outputs let go ] in ``letgo.py``.
 """
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import paddle
@@ -52,11 +57,18 @@ from .._core.offload import to_host
 from .._core.rng import RngState
 from . import dropout_replay
 from .letgo import LetGo
+from .liveness import Lineage, dead_ops
 from .oprecord import INTERNAL, KEPT, FromInput, FromOutput, Inputs, KeepHandle, OpRecord, dead, position
 from .policies import Offload, PolicyInfo, keeps_everything, names_of
 from .rerun import PolicyRecomputation
 
-__all__ = ["PolicyFrame", "Offloaded"]
+__all__ = ["PolicyFrame", "Offloaded", "ESCAPED_MESSAGE"]
+
+ESCAPED_MESSAGE = (
+    "recompute(policy=...): the region's code kept a tensor made by an operator its rerun left "
+    "out (an attribute or a global set inside the region), so the rerun ran again with every "
+    "operator to put the real value there (NOTE [ Escaped stand-ins ] in _selective/frame.py); "
+    "to avoid the second rerun, keep such values outside the recomputed function")
 
 
 class Offloaded:
@@ -87,7 +99,7 @@ class PolicyFrame(Frame):
     (not a parameter), where the planner counts bytes.
     """
 
-    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags", "letgo")
+    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags", "lineage", "letgo")
 
     def __init__(self, policy, function, args, kwargs, **fields):
         super().__init__(function, args, kwargs, **fields)
@@ -98,10 +110,12 @@ class PolicyFrame(Frame):
         self.letgo = LetGo(self.ops, self.refs, self.kept_ptrs, keeps_everything(policy))
         self.offloaded: dict[int, Offloaded] = {}
         self.tags = set()
+        self.lineage = None
 
     def observing(self):
         for t in self.leaves:  # region inputs are held by the frame anyway
             self.kept_ptrs[t.data_ptr()] = t
+        self.lineage = Lineage(self.leaves)
         return _Observing(self)
 
     def hold(self, tensors) -> None:
@@ -128,6 +142,20 @@ class PolicyFrame(Frame):
         self.offloaded.clear()
         if early_stop and self._release_unreachable():
             self.early_stop = True  # the release relies on the rerun stopping there
+        self._mark_dead()
+
+    def _mark_dead(self) -> None:
+        """Mark the operators a rerun need not run (NOTE [ Dead operators ])."""
+        lineage, self.lineage = self.lineage, None
+        if lineage is None or not self.ops:
+            return
+        refs = self.refs
+        stop = len(self.ops)
+        if self.early_stop:
+            last = max((i for i, ref in enumerate(refs) if ref() is not None), default=-1)
+            stop = sum(1 for op in self.ops if op.first <= last)
+        for k in dead_ops(self.ops, lineage, lambda i: refs[i]() is not None, stop):
+            self.ops[k].dead = True
 
     def _release_unreachable(self) -> bool:
         """Free the kept outputs (and masks) of the operators a rerun never reaches."""
@@ -143,9 +171,19 @@ class PolicyFrame(Frame):
                 released = True
         return released
 
-    def recompute(self) -> None:
+    def recompute(self):
         with _ops.installed():
-            super().recompute()
+            rec = super().recompute()
+            if rec is not None and rec.stand_ins_escaped():
+                # NOTE [ Escaped stand-ins ]: the region's code kept a value of an operator
+                # the rerun left out (an attribute or a global caching an intermediate), so
+                # it now holds a stand-in; rerun once more running every operator, which
+                # writes the real value there, as a rerun without the analysis would have.
+                warnings.warn(ESCAPED_MESSAGE, UserWarning, stacklevel=2)
+                for op in self.ops:
+                    op.dead = False  # for this frame's later reruns too (retain_graph)
+                rec = super().recompute()
+        return rec
 
     def pack(self, tensor):
         index = len(self.refs)
@@ -153,8 +191,8 @@ class PolicyFrame(Frame):
         self.refs.append(weakref.ref(handle))
         if self.current is not None:
             self.current.pending.append((index, tensor, handle))  # decided when the op returns
-        else:
-            self._keep_slot(index, tensor, handle)
+        elif not self._keep_slot(index, tensor, handle) and self.lineage is not None:
+            self.lineage.packed_outside(index, len(self.ops))
         if self.check:
             self.meta.append(_meta(tensor))
         if self.trace is not None:
@@ -213,11 +251,18 @@ class PolicyFrame(Frame):
                 self._hold(op, i, t, answer)
         if name == "dropout" and self.state.rng is not None and op.held[0] is None:
             self._keep_mask(op, (args, kwargs), out)
-        if (self.state.rng is not None and _ops.draws_random(name)
-                and (op.mask is not None or all(h is not None for h in op.held))):
-            op.rng = RngState.capture_generators()
+        if self.state.rng is not None and _ops.draws_random(name):
+            op.rng = RngState.capture_generators()  # also lets the rerun leave it out
+        if self.lineage is not None:
+            self.lineage.operator(len(self.ops) - 1, name, inputs(), leaves, op.rng is not None)
+        op.out_meta = [(t.shape, t.dtype, t.place) if t._is_initialized() else None for t in leaves]
         self._decide_slots(op, leaves, inputs)
         return out
+
+    def observe_read(self, tensor) -> None:
+        """Python read ``tensor``'s values in forward: what made it runs in a rerun."""
+        if self.lineage is not None:
+            self.lineage.read(tensor, len(self.ops))
 
     def _note_written(self, inputs) -> None:
         """An in-place operator on an offloaded output: the host copy is stale for a rerun

@@ -136,7 +136,7 @@ class OpRecord:
 
     __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
                  "flags", "versions", "input_shapes", "rng", "skippable", "mask", "remake",
-                 "written")
+                 "written", "dead", "out_meta")
 
     def __init__(self, name: str, first: int):
         self.name = name
@@ -148,6 +148,8 @@ class OpRecord:
         # its output from it (NOTE [ Dropout mask replay ] in _selective/dropout_replay.py)
         self.remake = None
         self.written = False  # an offloaded output was changed in place later in forward
+        self.dead = False  # a rerun need not run it (NOTE [ Dead operators ] in liveness.py)
+        self.out_meta = ()  # (shape, dtype, place) of each output, for a dead one's stand-ins
 
     def update_skippable(self) -> None:
         # An in-place operator saved its input after changing it: the rerun's input holds
@@ -188,6 +190,23 @@ class OpRecord:
             if place is None and t._inplace_version() != version:
                 return False
         return True
+
+    def stand_ins(self, make) -> tuple:
+        """(outputs, stand-ins) of a dead operator: each kept output as ``replay`` gives it,
+        else ``make(meta)`` (``(shape, dtype, place)``, or None for an output that held no
+        data); ``stand-ins`` lists the made ones."""
+        out, made = [], []
+        for t, flag, place, meta in zip(self.held, self.flags, self.places, self.out_meta, strict=True):
+            if t is not None:
+                d = (t if place is None else to_place(t, place)).detach()
+            else:
+                d = make(meta)
+                made.append(d)
+            d.stop_gradient = flag
+            out.append(d)
+        if self.rng is not None:
+            self.rng.apply()  # where running the operator would have left the generators
+        return _tree.unflatten(self.spec, out), made
 
     def replay(self):
         out = []

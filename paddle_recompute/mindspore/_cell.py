@@ -19,6 +19,7 @@ from paddle.base.framework import EagerParamBase
 
 from . import _cell_names as _names
 from . import _recipes
+from ._forward_reuse import recorded_call, set_grad
 from ._region import RecomputeConfig, run_region
 from ._surface.data import param_name, set_data
 from ._tensor import ParameterTuple
@@ -101,10 +102,13 @@ class RecomputeMixin:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with _recipes.scope():
-            config = self._ms_recompute
-            if config is None:
-                return super().__call__(*args, **kwargs)
-            return run_region(self._ms_call, args, kwargs, config, (self,))
+            return recorded_call(self, self._ms_region_call, args, kwargs)
+
+    def _ms_region_call(self, *args: Any, **kwargs: Any) -> Any:
+        config = self._ms_recompute
+        if config is None:
+            return super().__call__(*args, **kwargs)
+        return run_region(self._ms_call, args, kwargs, config, (self,))
 
     def _ms_call(self, *args: Any, **kwargs: Any) -> Any:
         """The plain Layer call (hooks included), run inside the region."""
@@ -117,6 +121,8 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
     As in MindSpore, a new Cell is in inference mode (``training`` False) until
     ``set_train()``; parameters assigned as attributes are registered by Paddle.
     """
+
+    requires_grad = False  # set_grad's flag, as MindSpore's Cell has it
 
     def __init__(self, auto_prefix: bool = True, flags: dict | None = None):
         super().__init__()
@@ -168,6 +174,11 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         else:
             self.eval()
         return self
+
+    def set_grad(self, requires_grad: bool = True) -> Cell:
+        """Mark the cell so a gradient transform over it reuses its last forward (NOTE [
+        Reusing a grad-flagged cell's forward] in ``_forward_reuse.py``); returns the cell."""
+        return set_grad(self, requires_grad)
 
     def trainable_params(self, recurse: bool = True) -> list:
         """Parameters that require gradients, in MindSpore's order."""

@@ -5,7 +5,9 @@ functional transforms are pure).  The inputs being differentiated are the functi
 leaves: each is passed as a detached copy that requires grad.  The output is seeded with
 ones (``sens``), so for several outputs the gradient is that of their sum.  Gradients that do
 not exist (an input the output does not depend on) are zeros, as in MindSpore.  The forward
-runs inside a recipe scope, so ``Primitive.recompute`` takes effect in it.
+runs inside a recipe scope, so ``Primitive.recompute`` takes effect in it. A grad-flagged
+Cell's recorded forward is reused as MindSpore reuses it (``_forward_reuse.py``); the hooks
+registered on the inputs and weights run on their gradients (``_surface/hooks.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import paddle
 
 from .._core import tree
 from . import _recipes
+from ._forward_reuse import Run, own_forward, take
+from ._surface import hooks
 from ._tensor import Parameter
 from ._validate import not_provided
 
@@ -30,6 +34,8 @@ def _positions(grad_position: Any) -> tuple[int, ...]:
         return (grad_position,)
     if isinstance(grad_position, tuple | list) and all(
             isinstance(p, int) and not isinstance(p, bool) for p in grad_position):
+        if len(set(grad_position)) != len(grad_position):
+            raise ValueError("There are duplicate positions in `grad_position`, please check it")
         return tuple(grad_position)
     raise TypeError(f"For 'grad', the 'grad_position' must be an int, a tuple of ints or None, "
                     f"but got {grad_position!r}.")
@@ -66,6 +72,7 @@ def _differentiated(out: Any, has_aux: bool) -> Any:
 
 
 def _gradients(targets: Any, requested: list, sens: Any) -> list:
+    """The gradient of each requested tensor, None where the targets do not depend on it."""
     outs = tree.flatten(targets)[0]
     seeds = [paddle.ones_like(t) for t in outs] if sens is None else tree.flatten(sens)[0]
     if len(seeds) != len(outs):
@@ -75,26 +82,46 @@ def _gradients(targets: Any, requested: list, sens: Any) -> list:
     wanted = [i for i, r in enumerate(requested) if not r.stop_gradient]
     found: list = [None] * len(requested)
     if pairs and wanted:
-        grads = paddle.grad([t for t, _ in pairs], [requested[i] for i in wanted],
+        unique = {id(requested[i]): requested[i] for i in wanted}  # a tensor asked for twice
+        grads = paddle.grad([t for t, _ in pairs], list(unique.values()),
                             grad_outputs=[s for _, s in pairs], allow_unused=True)
-        for i, g in zip(wanted, grads, strict=True):
-            found[i] = g
-    return [paddle.zeros_like(r) if g is None else g for r, g in zip(requested, found, strict=True)]
+        by_id = dict(zip(unique, grads, strict=True))
+        for i in wanted:
+            found[i] = by_id[id(requested[i])]
+    return found
 
 
 def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: Sequence[int],
                   weights: list, has_aux: bool = False, sens: Any = None) -> tuple[Any, list, list]:
-    """Run ``fn`` and return ``(output, input gradients, weight gradients)``."""
-    args = list(args)
+    """Run ``fn`` (or reuse its recorded forward: ``_forward_reuse.py``) and return ``(output,
+    input gradients, weight gradients)``, each through the hooks registered on its input or
+    weight (NOTE [ Gradient hooks on copies ] in ``_surface/hooks.py``)."""
     for p in positions:
         if not -len(args) <= p < len(args):
             raise IndexError(f"For 'grad', grad_position {p} is out of range for {len(args)} inputs.")
-        args[p] = _leaf(args[p], p)
-    with _recipes.scope():
-        out = fn(*args, **kwargs)
-    requested = [args[p] for p in positions] + list(weights)
-    grads = _gradients(_differentiated(out, has_aux), requested, sens)
+    run = take(fn, args, kwargs)
+    if run is not None and _reusable(run, positions):
+        out, leaves = run.out, [run.passed[p] for p in positions]
+    else:
+        passed = list(args)
+        for i in sorted({p % len(args) for p in positions}):  # a position named twice: one leaf
+            passed[i] = _leaf(args[i], i)
+        leaves = [passed[p] for p in positions]
+        with _recipes.scope(), own_forward():
+            out = fn(*passed, **kwargs)
+    requested = leaves + list(weights)
+    found = _gradients(_differentiated(out, has_aux), requested, sens)
+    sources = [args[p] for p in positions] + list(weights)
+    # a gradient that does not exist is zeros, and runs no hook (recorded)
+    grads = [paddle.zeros_like(r) if g is None else hooks.apply(s, g)
+             for r, s, g in zip(requested, sources, found, strict=True)]
     return _detached(out), grads[:len(positions)], grads[len(positions):]
+
+
+def _reusable(run: Run, positions: Sequence[int]) -> bool:
+    """Whether the recorded forward gives the requested inputs' gradients: each is a leaf (a
+    non-leaf input's gradient would pass its own Paddle hooks too)."""
+    return all(isinstance(run.passed[p], paddle.Tensor) and run.passed[p].is_leaf for p in positions)
 
 
 def _detached(out: Any) -> Any:

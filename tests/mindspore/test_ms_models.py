@@ -154,6 +154,7 @@ def test_recorded_files_are_all_used_and_the_readme_quotes_them():
     used |= {"h_training_cases.json", "summary"}  # mindcv's training path: test_ms_training_cases, _summary
     used |= {"i_mindcv_cases.json", "state_monitor.json"}  # mindcv's optimizers: test_ms_mindcv_optim
     used |= {"j_script_cases.json", "mindcv_script"}  # mindcv's train.py: test_ms_mindcv_train_script
+    used |= {"k_grad_hook_cases.json"}  # register_hook, Cell.set_grad: test_ms_grad_hooks
     assert sorted(p.name for p in RECORDED.iterdir()) == sorted(used)
     readme = (RECORDED / "README.md").read_text()
     for spec in PROGRAMS.values():

@@ -29,7 +29,7 @@ import paddle
 from paddle.base.framework import EagerParamBase
 
 from .._validate import missing
-from . import data, reduce
+from . import data, hooks, reduce
 from . import shape as layout
 from .names import GUARDED, MINDSPORE_ONLY
 from .paddle_members import ABSENT, own_member
@@ -50,7 +50,7 @@ DISPATCHED: dict[str, Callable] = {
     "var": reduce.var, "__str__": data.tensor_str, "__repr__": data.tensor_repr,
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
     "where": data.where, "unbind": layout.unbind, "__setitem__": data.setitem,
-    "repeat_interleave": layout.repeat_interleave,
+    "repeat_interleave": layout.repeat_interleave, "register_hook": hooks.register_hook,
 }
 DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size, "data": data.data}
 PARAMETER_DISPATCHED: dict[str, Callable] = {

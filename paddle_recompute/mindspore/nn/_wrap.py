@@ -7,6 +7,7 @@ from typing import Any
 import paddle
 
 from .._cell import Cell
+from .._forward_reuse import set_grad
 from .._grad import GradOperation, differentiate
 from .._surface.data import param_name
 
@@ -66,6 +67,7 @@ class TrainOneStepCell(Cell):
                  return_grad: bool = False):
         super().__init__(auto_prefix=False)
         self.network = network
+        set_grad(network)  # as MindSpore: a subclass's grad over it reuses its forward
         self.optimizer = optimizer
         self.weights = optimizer.parameters
         self.sens = 1.0 if sens is None else float(sens)

@@ -2,9 +2,10 @@
 
 MindSpore's optimizers are Cells whose state is parameters: ``global_step`` (int32, shape
 ``(1,)``), ``learning_rate``, and per optimizer its own (``nn.Momentum``: ``momentum`` and
-``moments.<param>``), listed after the network's parameters (recorded from MindSpore 2.10).
-The layer's optimizers keep that state as plain values; this module names it as MindSpore
-does: ``Optimizer.state()`` gives each optimizer's prefixes (``Adagrad``, ``RMSProp``, ``Lamb``
+``moments.<param>``; ``nn.SGD``: ``momentum``, ``accum.<param>``, ``stat.<param>``), listed
+after the network's parameters (recorded from MindSpore 2.10). The layer's optimizers keep
+that state as plain values; this module names it as MindSpore does: ``Optimizer.scalar_state()``
+and ``Optimizer.state()`` give each optimizer's entries (``Adagrad``, ``RMSProp``, ``Lamb``
 too); the others contribute ``global_step`` and ``learning_rate`` only (compat/README.md).
 Optimizers written on MindSpore's Cell interface (mindcv's) hold their state as Parameters:
 those are the entries, under their own names.
@@ -31,10 +32,7 @@ def optimizer_entries(optimizer: Any, global_step: int) -> list[tuple[str, Any]]
         ("global_step", np.array([global_step], np.int32)),
         ("learning_rate", optimizer.checkpoint_learning_rate()),
     ]
-    from ..nn.optim import Momentum
-
-    if isinstance(optimizer, Momentum):
-        entries.append(("momentum", np.array(optimizer.momentum, np.float32)))
+    entries += optimizer.scalar_state()
     for prefix, values in optimizer.state():
         pairs = zip(optimizer.parameters, values, strict=True)
         entries += [(f"{prefix}.{param_name(p)}", v) for p, v in pairs]

@@ -20,7 +20,7 @@ import paddle
 
 from .._tensor import parameter_like
 from .._validate import not_provided
-from ..nn.optim import Momentum, Optimizer
+from ..nn.optim import Optimizer
 from ._ckpt_io import read_ckpt, read_safetensors, write_ckpt, write_safetensors
 from ._surface import (
     Parameter,
@@ -59,12 +59,13 @@ def _array(value: paddle.Tensor) -> tuple[np.ndarray, str]:
 
 def _optimizer_pairs(optimizer: Optimizer) -> list[tuple[str, Any]]:
     """An optimizer Cell's parameters in MindSpore's order: those it holds (network parameters
-    included, as MindSpore saves it; ``nn.Momentum``'s float32 ``momentum``), the per-parameter
+    included, as MindSpore saves it; ``nn.Momentum``'s and ``nn.SGD``'s float32
+    ``momentum``), the per-parameter
     state the layer's own optimizers keep as plain tensors (``moments.<name>``), then its schedule
     cells' (``learning_rate`` of a list of rates: last, recorded with mindcv's train.py)."""
     pairs, scheduled = optimizer.own_and_cell_parameters()
-    if isinstance(optimizer, Momentum) and not optimizer.defines_construct:
-        pairs.append(("momentum", np.array(optimizer.momentum, np.float32)))
+    if not optimizer.defines_construct:
+        pairs += optimizer.scalar_state()
     for prefix, values in optimizer.state():
         pairs += [(f"{prefix}.{param_name(p)}", v) for p, v in zip(optimizer.parameters, values, strict=True)]
     return pairs + scheduled

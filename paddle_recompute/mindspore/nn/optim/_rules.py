@@ -7,7 +7,9 @@ The shared machinery (parameter groups, learning rates, weight decay, loss scale
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import paddle
 
 from ..._validate import not_provided
@@ -37,6 +39,9 @@ class Momentum(Optimizer):
     def state(self) -> list[tuple[str, list[paddle.Tensor]]]:
         return [("moments", self.moments)]
 
+    def scalar_state(self) -> list[tuple[str, np.ndarray]]:
+        return [("momentum", np.array(self.momentum, np.float32))]
+
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         accum = self.moments[index] * self.momentum + grad
         self.moments[index] = accum
@@ -45,23 +50,54 @@ class Momentum(Optimizer):
 
 class SGD(Optimizer):
     """``nn.SGD(params, learning_rate=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
-    loss_scale=1.0)``; ``dampening`` and ``nesterov`` are not provided."""
+    loss_scale=1.0)``.
+
+    MindSpore's SGD kernel (recorded, compat/record/ms_cases_mindcv.py): without momentum
+    ``param -= lr * grad``; with it, ``accum = grad`` on a parameter's first step (its ``stat``
+    is 1, then 0), afterwards ``accum = momentum * accum + (1 - dampening) * grad``, and
+    ``param -= lr * accum`` (Nesterov: ``lr * (grad + momentum * accum)``). Its state is
+    ``momentum``, ``accum.<name>`` (zeros) and ``stat.<name>`` (ones), as MindSpore names it.
+    """
 
     def __init__(self, params: Sequence, learning_rate: float = 0.1, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
                  loss_scale: float = 1.0):
-        if dampening:
-            raise not_provided("nn.SGD(dampening != 0)")
         super().__init__(learning_rate, params, weight_decay, loss_scale)
-        if nesterov:
-            raise not_provided("nn.SGD(nesterov=True)")
-        self.momentum = float(momentum)
-        self.moments = [paddle.zeros_like(p) for p in self.parameters] if momentum else None
+        self.momentum = _non_negative("momentum", momentum)
+        self.dampening = _non_negative("dampening", dampening)
+        if not isinstance(nesterov, bool):
+            raise TypeError(f"For 'SGD', the 'nesterov' must be bool, but got {type(nesterov).__name__}.")
+        if nesterov and (self.momentum <= 0.0 or self.dampening != 0.0):
+            raise ValueError(f"For 'SGD', if 'nesterov' is true, 'momentum' must be > 0.0 and 'dampening' "
+                             f"must equal to 0.0, but got 'momentum' {self.momentum}, 'dampening' "
+                             f"{self.dampening}.")
+        self.nesterov = nesterov
+        self.accum = [paddle.zeros_like(p) for p in self.parameters]
+        self.stat = [paddle.ones_like(p) for p in self.parameters]
+
+    def state(self) -> list[tuple[str, list[paddle.Tensor]]]:
+        return [("accum", self.accum), ("stat", self.stat)]
+
+    def scalar_state(self) -> list[tuple[str, np.ndarray]]:
+        return [("momentum", np.array(self.momentum, np.float32))]
 
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
-        if self.moments is not None:
-            return Momentum.updated(self, index, param, grad)
-        return param - grad * self.lr_of(index)
+        if self.momentum <= 0.0:
+            return param - grad * self.lr_of(index)
+        first = self.stat[index] > 0
+        later = self.accum[index] * self.momentum + grad * (1.0 - self.dampening)
+        accum = paddle.where(first, grad, later)
+        self.accum[index], self.stat[index] = accum, paddle.zeros_like(self.stat[index])
+        step = grad + accum * self.momentum if self.nesterov else accum
+        return param - step * self.lr_of(index)
+
+
+def _non_negative(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"For 'SGD', the argument '{name}' must be float type, but got {type(value)}.")
+    if value < 0.0:
+        raise ValueError(f"For 'SGD', the argument '{name}' must be at least 0.0, but got {value}.")
+    return float(value)
 
 
 class _Moments(Optimizer):

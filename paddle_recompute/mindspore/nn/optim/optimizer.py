@@ -279,5 +279,10 @@ class Optimizer(OptimizerCell):
         checkpoint names them ``<prefix>.<parameter name>``."""
         return []
 
+    def scalar_state(self) -> list[tuple[str, np.ndarray]]:
+        """State entries that are not per parameter (``nn.Momentum``'s and ``nn.SGD``'s float32
+        ``momentum``), written after the parameters, before ``state()``'s."""
+        return []
+
     def updated(self, index: int, param: paddle.Tensor, grad: paddle.Tensor) -> paddle.Tensor:
         raise NotImplementedError(f"{type(self).__name__} must define its update rule (updated)")

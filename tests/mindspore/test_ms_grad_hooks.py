@@ -1,0 +1,75 @@
+"""``Tensor.register_hook`` and the reuse of a grad-flagged Cell's forward, against real
+MindSpore 2.10.
+
+Cases: compat/record/ms_cases_grad_hooks.py; record: recorded/k_grad_hook_cases.json. The
+hook cases log every call of every hook with its gradient, so a hook that fires twice, too
+early or not at all fails the comparison, inside ``Cell.recompute()`` and ``ms.recompute``
+regions too (each fires once per backward). The reuse cases count the network's forwards and
+read BatchNorm's moving statistics, which move once per forward. Tolerance 1e-6: one float32
+forward and backward, summed in another order.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+from _ms_cases import compare, recorded, run_case
+
+import paddle_recompute.mindspore as ms
+from paddle_recompute.mindspore import _forward_reuse, nn
+
+CASES = recorded("k_grad_hook_cases.json")["cases"]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_matches_mindspore(name):
+    compare(CASES[name]["result"], run_case(CASES[name]["source"]), name)
+
+
+def test_hooks_fire_on_the_copies_the_transform_differentiates():
+    """The input case through the mechanism: the hook sees the copy's gradient, once per call,
+    and a removed hook leaves nothing behind on the tensor."""
+    x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    seen = []
+    handle = x.register_hook(lambda g: seen.append(g) or g * 2)
+    grad = ms.grad(lambda v: (v * v).sum())(x)
+    assert len(seen) == 1 and seen[0] is not x
+    np.testing.assert_array_equal(grad.numpy(), 4 * x.numpy())
+    handle.remove()
+    assert x.__dict__["_ms_grad_hooks"] == {}
+    np.testing.assert_array_equal(ms.grad(lambda v: (v * v).sum())(x).numpy(), 2 * x.numpy())
+    assert len(seen) == 1
+
+
+def test_a_reused_forward_is_taken_once_and_records_are_bounded():
+    calls = []
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(3, 2)
+
+        def construct(self, v):
+            calls.append(1)
+            return self.fc(v).sum()
+
+    net = Net().set_grad()
+    xs = [ms.Tensor(np.full((2, 3), i, np.float32)) for i in range(_forward_reuse._KEPT + 1)]
+    for v in xs:
+        net(v)
+    assert len(_forward_reuse._STATE.runs[id(net)]) == _forward_reuse._KEPT
+    weights = net.trainable_params()
+    ms.grad(net, None, weights)(xs[0])  # the oldest record was dropped: a new forward
+    ms.grad(net, None, weights)(xs[-1])  # reused
+    assert len(calls) == len(xs) + 1
+    net(xs[0])
+    net.set_grad(False)
+    assert _forward_reuse._STATE.runs[id(net)] == []
+    net.set_grad()
+    net(xs[0])
+    key = id(net)
+    del net  # the records go with the Cell
+    gc.collect()
+    assert key not in _forward_reuse._STATE.runs
