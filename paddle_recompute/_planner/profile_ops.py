@@ -1,25 +1,27 @@
-"""Operator profiles of a model's blocks, for the planner's operator-level option.
+"""Operator profiles of a model's blocks and of chosen single calls (units, NOTE [ Operator
+units ] in ``op_units.py``), for the planner's operator-level option.
 
-Each block's forward is run with a recording frame innermost on the hook stack and the
-operators observed (``_core/ops.py``), numbered exactly as a policy region numbers them
-(NOTE [ Selective recompute ]).  Per operator call it records the name, the seconds the
-kernel took (``time``) and the seconds since the previous operator returned (``fixed``: the
-Python that leads to it, which a rerun pays even where it skips the operator), the bytes of
-its tensor outputs, and per tensor saved for backward which operator made it and which saved
-it (NOTE [ Operator model ] in ``op_solve.py``).  A saved tensor counts as made by:
-``None`` when it is a block input or a parameter (held anyway); else the first operator
-whose output has its data pointer (so a view of a kept output is covered by keeping the
-output, as the frame matches kept buffers by address); else the operator that saved it
-(an internal result, such as ``layer_norm``'s mean).
+Each unit's forward (every call of a block, the one call of a call unit) is run with a
+recording frame innermost on the hook stack and the operators observed (``_core/ops.py``),
+numbered exactly as a policy region numbers them (NOTE [ Selective recompute ]). Per
+operator call it records the name, the seconds the kernel took (``time``) and the seconds
+since the previous operator returned (``fixed``: the Python that leads to it, which a rerun
+pays even where it skips the operator), the bytes of its tensor outputs, and per tensor
+saved for backward which operator made it and which saved it (NOTE [ Operator model ] in
+``op_solve.py``). A saved tensor counts as made by: ``None`` when it is a block input or a
+parameter (held anyway); else the first operator whose output has its data pointer (so a
+view of a kept output is covered by keeping the output, as the frame matches kept buffers by
+address); else the operator that saved it (an internal result, such as ``layer_norm``'s
+mean).
 
 A block whose calls run different operators (called twice per step on different inputs) gets
-no graph, so no operator-level option.  Blocks whose calls run the same operators with the
-same bytes and slots (the decoder layers of a model) share one graph, with each operator's
-median time over the calls and the repeats.  What a policy region's forward costs beyond the
-block's plain run (every operator passes through Python to be numbered and shown to the
-policy) is measured: forwards of the call with every block in a region under
-``policies.recompute_all`` alternate with plain forwards, and the median difference is
-shared among the blocks by their operator counts.
+no graph, so no operator-level option.  Units whose calls run the same operators with the
+same bytes and slots (the decoder layers of a model, the two calls of a layer listed twice)
+share one graph, with each operator's median time over the calls and the repeats.  What a
+policy region's forward costs beyond the unit's plain run (every operator passes through
+Python to be numbered and shown to the policy) is measured: forwards of the call with every
+unit in a region under ``policies.recompute_all`` alternate with plain forwards, and the
+median difference is shared among the units by their operator counts.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .._core.state import ForwardState
 from .._selective.policies import recompute_all
 from .calibrate import Wrapped
 from .op_solve import Op, OpGraph, Slot
+from .op_units import unit_swaps
 from .options import recompute_forward
 from .profile import sync
 
@@ -141,17 +144,20 @@ def _recording(name: str, calls: list):
     return wrap
 
 
-def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3) -> dict[str, OpProfile]:
-    """Record the operators of every block of ``prof`` over ``repeats`` forwards of ``call``
-    (state put back after each); block name -> its :class:`OpProfile`."""
+def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3,
+                units=None) -> dict[str, OpProfile]:
+    """Record the operators of every unit (NOTE [ Operator units ] in ``op_units.py``; by
+    default the blocks of ``prof``) over ``repeats`` forwards of ``call`` (state put back
+    after each); unit key -> its :class:`OpProfile`."""
+    units = list(prof.blocks if units is None else units)
     calls: list = []
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        with Wrapped([(table[b], _recording(b, calls)) for b in prof.blocks]):
+        with Wrapped(unit_swaps(table, prof, {u: _recording(u, calls) for u in units})):
             for _ in range(repeats):
                 _forward(call, roots)
-        observing = _observation_seconds(call, table, roots, prof.blocks, repeats)
+        observing = _observation_seconds(call, table, roots, prof, units, repeats)
     finally:
         set_grad_enabled(grad)
     groups: dict = {}
@@ -187,13 +193,13 @@ def _forward(call, roots) -> float:
         return _clock() - start
 
 
-def _observation_seconds(call, table, roots, blocks, repeats: int) -> float:
-    """Median extra seconds of a forward whose blocks are observed policy regions."""
+def _observation_seconds(call, table, roots, prof, units, repeats: int) -> float:
+    """Median extra seconds of a forward whose units are observed policy regions."""
     observed = functools.partial(recompute_forward, policy=recompute_all)
     diffs = []
     for _ in range(repeats):
         plain = _forward(call, roots)
-        with Wrapped([(table[b], observed) for b in blocks]):
+        with Wrapped(unit_swaps(table, prof, dict.fromkeys(units, observed))):
             diffs.append(_forward(call, roots) - plain)
     return max(statistics.median(diffs), 0.0)
 

@@ -1,0 +1,111 @@
+"""Where the operator-level option ``ops`` is offered: the profile's blocks, and single calls
+of any other layer where recording their operators can pay (NOTE [ Operator units ]).
+
+NOTE [ Operator units ]: a *unit* is what one operator graph is recorded for and one ``ops``
+option priced on.  A block is a unit (every call of it, keyed by its name); so is one call
+of another layer, keyed by its call id (``CallProfile.id``: ``"layer"`` for its first call,
+``"layer@k"`` for its k-th), so each call of a shared layer is a unit of its own.  The three
+recording forwards record every unit at once, but each distinct graph is solved and each
+offered point is measured (one forward and backward per point and round, shared by all
+units), and a unit's options only help where its bytes move the budget.  So a call that is
+not a block's is a unit when:
+
+- it is made inside the model (the tree offers no region around the model's own call);
+- the tensors saved for backward inside it are at least ``MIN_SHARE`` of the step's (a
+  smaller region moves the budget little, and ``full`` already offers it whole);
+- at least 2 and at most ``MAX_SAVES`` tensors are saved inside it (with one, ``keep`` and
+  ``full`` are the only choices; its operators are not known before recording, and the
+  saves bound the graph the exact solver takes and the recorded policy checks);
+- it is no block's call, made inside none and makes none, and is made inside no other
+  unit (one recording frame observes a call's operators; the outermost calls that qualify).
+
+At most ``MAX_CALLS`` such calls are units, those saving the most bytes.  Then a model of
+stacked blocks plans as before, and a model without (a ``Sequential`` listing one block
+twice, a ResNet's stages) gets operator-level options on its few large calls.
+"""
+
+from __future__ import annotations
+
+from .apply_calls import numbered_forward
+
+__all__ = ["op_units", "unit_swaps", "unit_rerun_s", "MIN_SHARE", "MAX_SAVES", "MAX_CALLS"]
+
+MIN_SHARE = 1 / 16  # of the step's bytes saved for backward
+MAX_SAVES = 64  # tensors saved inside the call
+MAX_CALLS = 8
+
+
+def op_units(prof, calls: bool = True) -> dict[str, tuple[str, int | None]]:
+    """Unit key -> (layer name, which call: ``None`` for every call): the blocks, and with
+    ``calls`` the calls NOTE [ Operator units ] picks."""
+    units: dict = {b: (b, None) for b in prof.blocks}
+    if calls:
+        for row in _worth_recording(prof):
+            units[row.id] = (row.layer, row.index)
+    return units
+
+
+def _worth_recording(prof) -> list:
+    blocked = _near_blocks(prof)
+    fit = {row.id: row for row in prof.calls.values()
+           if row.parent is not None and row.id not in blocked
+           and 2 <= row.saves <= MAX_SAVES and row.saved_bytes >= MIN_SHARE * prof.total_bytes}
+    outer = [row for row in fit.values() if not any(a in fit for a in _ancestors(prof, row))]
+    return sorted(outer, key=lambda row: -row.saved_bytes)[:MAX_CALLS]
+
+
+def _ancestors(prof, row) -> list[str]:
+    out = []
+    while row.parent is not None:
+        out.append(row.parent)
+        row = prof.calls[row.parent]
+    return out
+
+
+def _near_blocks(prof) -> set[str]:
+    """Calls of blocks, the calls made inside them and the calls that make them."""
+    out: set = set()
+    for row in prof.calls.values():
+        ups = [row.id, *_ancestors(prof, row)]
+        if any(prof.calls[c].layer in prof.blocks for c in ups):
+            out.add(row.id)
+        if row.layer in prof.blocks:
+            out.update(ups)
+    return out
+
+
+def unit_of(prof, key: str) -> tuple[str, int | None]:
+    """(layer name, call index or ``None``) of a unit key."""
+    if key in prof.blocks:
+        return key, None
+    row = prof.calls[key]
+    return row.layer, row.index
+
+
+def unit_rerun_s(prof, key: str) -> float | None:
+    """The profiled rerun seconds of a unit (a block's over all its calls)."""
+    if key in prof.blocks:
+        return prof.layers[key].recompute_s
+    return prof.calls[key].recompute_s
+
+
+def unit_swaps(table: dict, prof, wraps: dict) -> list:
+    """``(layer, wrap)`` pairs for ``calibrate.Wrapped`` putting ``wraps[key]`` on each unit:
+    every call of a block, only its own call of a call unit (calls numbered as
+    ``apply_calls`` numbers them, so several units of one shared layer share one swap)."""
+    by_layer: dict = {}
+    for key, wrap in wraps.items():
+        layer, index = unit_of(prof, key)
+        by_layer.setdefault(layer, {})[index] = wrap
+    return [(table[layer], _dispatch(per_call, prof.layers[layer].calls))
+            for layer, per_call in by_layer.items()]
+
+
+def _dispatch(per_call: dict, calls: int):
+    if None in per_call:
+        return per_call[None]
+
+    def swap(forward):
+        return numbered_forward(forward, {k: w(forward) for k, w in per_call.items()}, calls)
+
+    return swap
