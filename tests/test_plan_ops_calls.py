@@ -159,6 +159,75 @@ def test_saved_plan_with_call_options_applies_to_a_fresh_model(twice, tmp_path):
     assert_tensors_equal(grads, ref_grads)
 
 
+def _run_plan(model, prof, span=(1, 4)):
+    """The run of the root's children ``span`` under its ``ops`` point keeping the most
+    that still recomputes something, picked by hand."""
+    root, cands = tree_plan.call_tree(prof, pr.planner.option_kinds())
+    key = f"[{span[0]}:{span[1] + 1}]"
+    points = [(len(c.payload.keep), i) for i, c in enumerate(cands[key])]
+    picks = (tree_solve.Pick("", max(points)[1] - 1, span=span),)
+    memory, seconds = tree_solve.tree_plan_cost(root, picks)
+    choices = tree_plan.choices_of(prof, cands, picks)
+    return pr.planner.Plan(budget=prof.total_bytes, baseline_bytes=prof.total_bytes,
+                           predicted_bytes=int(memory), extra_s=seconds, forward_s=prof.forward_s,
+                           choices=choices, layers={t: model.get_sublayer(t) for t in choices[0].targets})
+
+
+def test_runs_of_calls_are_units(twice):
+    """Runs of the root's chained children are recorded as slices of the root's operators;
+    the run of all of them is not a region, so not a unit."""
+    model, x, prof = twice
+    runs = op_units.op_runs(prof)
+    assert runs["[1:5]"] == ("", 1, 4) and "[0:5]" not in runs
+    pr.planner.plan(model, x, budget=0.5, profile=prof, options=["full", "ops"])
+    graph = prof.op_profiles["[1:5]"].graph
+    assert [o.name for o in graph.ops] == (["linear", "gelu", "linear", "tanh", "relu"]
+                                           + ["linear", "gelu", "linear", "tanh", "linear"])
+    # the run's input (the first Linear's output) is held by the region: made by None
+    assert graph.slots[0].producer is None
+    root, _ = tree_plan.call_tree(prof, pr.planner.option_kinds())
+    assert any((lo, hi) == (1, 4) and opts for lo, hi, opts in root.children[0].run_options)
+
+
+def test_operator_option_on_a_run_trains_exactly_and_skips_kept_operators(twice, tmp_path):
+    """The run of children 1..4 (the shared Sequential twice, the ReLU between, the last
+    Linear) under an ``ops`` point: held bytes as predicted, loss and gradients equal to no
+    recompute, the rerun runs the operators the model says; saved, loaded and applied to a
+    fresh model it holds the same bytes."""
+    model, x, prof = twice
+    plan = _run_plan(model, prof)
+    (choice,) = plan.choices
+    assert choice.kind == "ops" and choice.span == (1, 5) and choice.payload.keep
+    assert choice.targets == ("1", "2", "1", "4") and choice.members == ((0, 2), (0, 1), (1, 2), (0, 1))
+    ref_loss, ref_grads = _step(model, x)
+    base = _held(model, x)
+    model.clear_gradients()
+    graph = prof.op_profiles["[1:5]"].graph
+    stop = max(s.reach for s in graph.slots if s.producer is not None
+               and s.producer not in choice.payload.keep)
+    expected = collections.Counter(o.name for o in graph.ops)
+    expected.update(o.name for j, o in enumerate(graph.ops[:stop]) if j not in choice.payload.keep)
+    with plan.apply():
+        held = _held(model, x)
+        model.clear_gradients()
+        with counting_ops(*{o.name for o in graph.ops}) as counts:
+            loss, grads = _step(model, x)
+    assert held - base == plan.predicted_bytes - prof.total_bytes
+    assert counts == expected and counts["linear"] < 2 * 5
+    assert loss == ref_loss
+    assert_tensors_equal(grads, ref_grads)
+    path = tmp_path / "plan.json"
+    plan.save(path)
+    fresh = _twice(seed=5)
+    ref_loss, ref_grads = _step(fresh, x)
+    with pr.planner.Plan.load(path).apply(fresh):
+        assert _held(fresh, x) == held
+        fresh.clear_gradients()
+        loss, grads = _step(fresh, x)
+    assert loss == ref_loss
+    assert_tensors_equal(grads, ref_grads)
+
+
 def test_saved_plan_on_another_model_names_the_layer_and_call(twice, tmp_path):
     model, x, prof = twice
     path = tmp_path / "plan.json"

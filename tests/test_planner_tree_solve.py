@@ -31,7 +31,14 @@ def calls(draw, depth=0, prefix="r"):
                 whole_run=draw(st.booleans()), run_cost=draw(cost),
                 spans=tuple(draw(st.lists(_span(n), max_size=3))) if chain else (),
                 links=tuple(draw(st.lists(st.booleans(), min_size=n - 1, max_size=n - 1)))
-                if chain and draw(st.booleans()) else ())
+                if chain and draw(st.booleans()) else (),
+                run_options=tuple(draw(st.lists(_run_option(n), max_size=3))) if chain else ())
+
+
+def _run_option(n):
+    """A run's other options (the operator-level ``ops`` on a run of calls)."""
+    span = st.tuples(st.integers(0, n - 2), st.integers(1, n - 1)).filter(lambda s: s[0] < s[1])
+    return span.flatmap(lambda s: st.tuples(st.just(s[0]), st.just(s[1]), options.map(tuple)))
 
 
 def _span(n):

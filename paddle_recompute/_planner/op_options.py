@@ -35,11 +35,12 @@ import paddle
 from .._selective.op_policy import OpPolicy
 from .calibrate import trainable_params
 from .op_solve import OpGraph, op_frontier
-from .op_units import op_units, unit_of
+from .op_units import op_runs, op_units
 from .options import recompute_forward, register_option
 from .policy_options import measure_options
 from .profile import sync
 from .profile_ops import profile_ops
+from .profile_runs import profile_runs
 
 __all__ = ["KIND", "MAX_CANDIDATES", "measure_ops", "ops_wraps"]
 
@@ -57,20 +58,22 @@ def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False)
     """Record the units' operators into ``prof.op_profiles`` (when ``"ops"`` is among
     ``kinds`` and they are not recorded yet) and return the offered points as the options
     ``measure_options`` takes (label -> {unit: wrap}); ``{}`` when nothing is to measure.
-    The units are the blocks and, with ``calls`` (plans over the call tree), the calls
-    NOTE [ Operator units ] picks."""
+    The units are the blocks and, with ``calls`` (plans over the call tree), the calls and
+    runs of calls NOTE [ Operator units ] picks; runs are priced by the model, not measured."""
     params = trainable_params(table)
     units = list(op_units(prof, calls))
-    if KIND not in kinds or prof.op_profiles or not units or not params:
+    runs = op_runs(prof) if calls else {}
+    if KIND not in kinds or prof.op_profiles or not (units or runs) or not params:
         return {}
     try:
-        found = profile_ops(call, table, roots, prof, units=units)
+        found = profile_ops(call, table, roots, prof, units=units) if units else {}
+        recorded = {**found, **(profile_runs(call, table, roots, prof, runs) if runs else {})}
     except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
         warnings.warn(f"plan: option {KIND!r} left out: recording the operators failed "
                       f"({type(exc).__name__}: {exc})", stacklevel=3)
         return {}
     seconds_per_byte = _offload_seconds_per_byte()
-    for block, op_prof in found.items():
+    for block, op_prof in recorded.items():
         if seconds_per_byte is not None:
             op_prof = dataclasses.replace(op_prof, graph=_offloadable(op_prof.graph, seconds_per_byte))
         prof.op_profiles[block] = op_prof
@@ -136,7 +139,8 @@ def _provider(block, prof):
     """The offered points of ``block`` (a unit: its name is the unit's key, a block's name
     or a call id; ``tree_plan`` asks with a call's row) as options."""
     out = []
-    layer = unit_of(prof, block.name)[0] if block.name in prof.op_profiles else block.name
+    row = prof.calls.get(block.name)  # a block's first call, a call unit; not a run
+    layer = row.layer if row is not None else block.name
     for i in range(MAX_CANDIDATES):
         point = _point(prof, block.name, i)
         if point is None:

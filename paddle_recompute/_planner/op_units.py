@@ -19,20 +19,34 @@ not a block's is a unit when:
 - it is no block's call, made inside none and makes none, and is made inside no other
   unit (one recording frame observes a call's operators; the outermost calls that qualify).
 
-At most ``MAX_CALLS`` such calls are units, those saving the most bytes.  Then a model of
-stacked blocks plans as before, and a model without (a ``Sequential`` listing one block
-twice, a ResNet's stages) gets operator-level options on its few large calls.
+At most ``MAX_CALLS`` such calls are units, those saving the most bytes.
+
+A run of calls (NOTE [ Runs of calls ] in ``apply_calls.py``) is a unit by the same rule,
+its saves and bytes those of its members (and the bytes saved only by several of them),
+keyed as its plan choice is named (``"caller[first:end]"``), when its caller is no block's
+call, made inside none and makes none (the run of all of the model's own call's children is
+not a region, so not a unit).  At most ``MAX_RUNS`` runs, those saving the most bytes, and
+only of callers that do not nest (``profile_runs.py`` records each caller whole, once).
+A run unit's points are priced by the operator model (its operators' recorded times and the
+measured cost of observing them), not measured like a call's: the plan's final measurement
+(NOTE [ Final measurement ]) still times the plans that use them against plans that do not.
+
+Then a model of stacked blocks plans as before, and a model without (a ``Sequential``
+listing one block twice, a ResNet's stages) gets operator-level options on its few large
+calls and runs.
 """
 
 from __future__ import annotations
 
 from .apply_calls import numbered_forward
 
-__all__ = ["op_units", "unit_swaps", "unit_rerun_s", "MIN_SHARE", "MAX_SAVES", "MAX_CALLS"]
+__all__ = ["op_units", "op_runs", "unit_swaps", "unit_rerun_s", "MIN_SHARE", "MAX_SAVES",
+           "MAX_CALLS", "MAX_RUNS"]
 
 MIN_SHARE = 1 / 16  # of the step's bytes saved for backward
 MAX_SAVES = 64  # tensors saved inside the call
 MAX_CALLS = 8
+MAX_RUNS = 8
 
 
 def op_units(prof, calls: bool = True) -> dict[str, tuple[str, int | None]]:
@@ -52,6 +66,48 @@ def _worth_recording(prof) -> list:
            and 2 <= row.saves <= MAX_SAVES and row.saved_bytes >= MIN_SHARE * prof.total_bytes}
     outer = [row for row in fit.values() if not any(a in fit for a in _ancestors(prof, row))]
     return sorted(outer, key=lambda row: -row.saved_bytes)[:MAX_CALLS]
+
+
+def op_runs(prof) -> dict[str, tuple[str, int, int]]:
+    """Run key -> (caller's call id, first child, last child) for the runs NOTE [ Operator
+    units ] picks."""
+    blocked = _near_blocks(prof)
+    found = []
+    for row in prof.calls.values():
+        if any(row.chained) and row.id not in blocked:
+            found += [(saved, row.id, a, b) for saved, a, b in _fit_runs(prof, row)]
+    found.sort(key=lambda f: -f[0])
+    callers: list = []
+    out: dict = {}
+    for _, caller, a, b in found:
+        if caller not in callers and any(_nested(prof, caller, c) for c in callers):
+            continue
+        if len(out) == MAX_RUNS:
+            break
+        callers.append(caller)
+        out[f"{caller}[{a}:{b + 1}]"] = (caller, a, b)
+    return out
+
+
+def _fit_runs(prof, row) -> list[tuple[int, int, int]]:
+    kids = [prof.calls[c] for c in row.children]
+    out = []
+    for a in range(len(kids)):
+        for b in range(a + 1, len(kids)):
+            if not row.chained[b - 1]:
+                break
+            if a == 0 and b == len(kids) - 1 and row.parent is None:
+                continue  # the whole of the model's own call
+            saves = sum(k.saves for k in kids[a:b + 1])
+            saved = (sum(k.saved_bytes for k in kids[a:b + 1])
+                     + sum(n for lo, hi, n in row.shared_bytes if a <= lo and hi <= b))
+            if 2 <= saves <= MAX_SAVES and saved >= MIN_SHARE * prof.total_bytes:
+                out.append((saved, a, b))
+    return out
+
+
+def _nested(prof, one: str, other: str) -> bool:
+    return one in _ancestors(prof, prof.calls[other]) or other in _ancestors(prof, prof.calls[one])
 
 
 def _ancestors(prof, row) -> list[str]:

@@ -81,6 +81,7 @@ class _Recorder:
         self.made: dict[int, int] = {}
         self.alive: list = []  # outputs held, so no data pointer is reused during the call
         self.pending: list | None = None
+        self.marks: dict = {}  # child call id -> (operators before it, operators by its end)
         self.last = _clock()
 
     def pack(self, tensor):
@@ -125,15 +126,23 @@ class _Recorder:
         return (tuple(self.names), tuple(self.nbytes), tuple(self.slots))
 
 
-def _recording(name: str, calls: list):
+def _recording(name: str, calls: list, active: list | None = None):
+    """A wrap recording each call into ``calls``; ``active`` (when given) holds the
+    recording in progress (``profile_runs.py`` marks child calls in it)."""
     def wrap(forward):
         def recorded(*args, **kwargs):
             rec = _Recorder(tree.flatten((args, kwargs))[0])
             sync()
             start = _clock()
-            with _hooks.pushed(rec), _ops.installed():
-                rec.last = _clock()
-                out = forward(*args, **kwargs)
+            if active is not None:
+                active.append(rec)
+            try:
+                with _hooks.pushed(rec), _ops.installed():
+                    rec.last = _clock()
+                    out = forward(*args, **kwargs)
+            finally:
+                if active is not None:
+                    active.pop()
             sync()
             calls.append((name, rec, _clock() - start))
             rec.alive = []

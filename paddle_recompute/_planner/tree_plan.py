@@ -57,13 +57,30 @@ def _call(prof: Profile, row: CallProfile, kinds, cands: dict) -> Call:
         options = tuple(Option(c.name, c.memory, c.time) for c in cands[row.id])
     chain = "full" in kinds and any(row.chained)  # a run recomputes its calls whole
     spans = tuple(row.shared_bytes) if chain else ()
+    run_options = tuple(_run_options(prof, row, children, cands)) if chain and OPS in kinds else ()
     return Call(row.id, keep=row.self_bytes - sum(n for _, _, n in spans), options=options,
+                run_options=run_options,
                 children=kids, chain=chain, links=tuple(row.chained) if chain else (),
                 run_memory=tuple(c.input_bytes for c in children) if chain else (),
                 run_time=tuple(c.recompute_s + prof.save_s * c.saves for c in children)
                 if chain else (),
                 run_cost=prof.region_s or 0.0,
                 whole_run=row.parent is not None, spans=spans)
+
+
+def _run_options(prof: Profile, row: CallProfile, kids: list, cands: dict):
+    """(first, last, options) per run of ``kids`` that is an ``ops`` unit (NOTE [ Operator
+    units ]); its candidates go to ``cands`` under the run's key."""
+    for a in range(len(kids)):
+        for b in range(a + 1, len(kids)):
+            key = f"{row.id}[{a}:{b + 1}]"
+            if key not in prof.op_profiles:
+                continue
+            cost = (prof.region_s or 0.0) + prof.save_s * sum(k.saves for k in kids[a:b + 1])
+            run = LayerProfile(name=key, type="run", depth=0, input_bytes=kids[a].input_bytes)
+            cands[key] = [replace(c, time=c.time + cost)
+                          for c in candidates_for(run, prof, (OPS,))]
+            yield a, b, tuple(Option(c.name, c.memory, c.time) for c in cands[key])
 
 
 def _region_cost(prof: Profile, row: CallProfile) -> float:
@@ -119,12 +136,18 @@ def choices_of(prof: Profile, cands: dict, picks) -> list[BlockChoice]:
             a, b = pick.span
             kids = [prof.calls[k] for k in row.children[a:b + 1]]
             targets = tuple(k.layer for k in kids)
+            members = tuple((k.index, prof.layers[k.layer].calls) for k in kids)
+            key = f"{pick.name}[{a}:{b + 1}]"
+            if pick.option >= 0:  # an operator-level option of the run
+                c = cands[key][pick.option]
+                choices.append(BlockChoice(key, c.kind, c.name, c.memory, c.time, targets,
+                                           payload=c.payload, types=_types(prof, targets),
+                                           span=(a, b + 1), members=members))
+                continue
             choices.append(BlockChoice(
-                f"{pick.name}[{a}:{b + 1}]", "full", "run", kids[0].input_bytes,
+                key, "full", "run", kids[0].input_bytes,
                 sum(k.recompute_s + prof.save_s * k.saves for k in kids) + (prof.region_s or 0.0),
-                targets,
-                types=_types(prof, targets), span=(a, b + 1),
-                members=tuple((k.index, prof.layers[k.layer].calls) for k in kids)))
+                targets, types=_types(prof, targets), span=(a, b + 1), members=members))
     return choices
 
 
