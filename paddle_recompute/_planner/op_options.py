@@ -65,13 +65,10 @@ def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False)
     runs = op_runs(prof) if calls else {}
     if KIND not in kinds or prof.op_profiles or not (units or runs) or not params:
         return {}
-    try:
-        found = profile_ops(call, table, roots, prof, units=units) if units else {}
-        recorded = {**found, **(profile_runs(call, table, roots, prof, runs) if runs else {})}
-    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
-        warnings.warn(f"plan: option {KIND!r} left out: recording the operators failed "
-                      f"({type(exc).__name__}: {exc})", stacklevel=3)
-        return {}
+    found = _recorded(units, "its units' operators",
+                      lambda: profile_ops(call, table, roots, prof, units=units))
+    recorded = {**found, **_recorded(runs, "the runs' operators",
+                                     lambda: profile_runs(call, table, roots, prof, runs))}
     seconds_per_byte = _offload_seconds_per_byte()
     for block, op_prof in recorded.items():
         if seconds_per_byte is not None:
@@ -84,6 +81,19 @@ def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False)
         if wraps:
             options[f"{KIND}:{i}"] = wraps
     return options
+
+
+def _recorded(todo, what: str, record) -> dict:
+    """``record()`` when there is something ``todo``; ``{}`` with a warning when it fails
+    (the option is then left out where it needed that recording, and only there)."""
+    if not todo:
+        return {}
+    try:
+        return record()
+    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
+        warnings.warn(f"plan: option {KIND!r} left out where it needed {what}: recording "
+                      f"failed ({type(exc).__name__}: {exc})", stacklevel=4)
+        return {}
 
 
 def _offloadable(graph: OpGraph, seconds_per_byte: float) -> OpGraph:
