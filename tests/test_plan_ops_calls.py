@@ -69,8 +69,8 @@ def test_each_call_of_the_shared_sequential_is_a_unit(twice):
 
 def _ops_plan(model, x, prof, budget):
     # only ``ops``: whether it beats ``full`` and the runs depends on timings; this is about
-    # the option on the calls
-    return pr.planner.plan(model, x, budget=budget, profile=prof, options=["ops"])
+    # the option on the calls (the solver's plan: no final measurement)
+    return pr.planner.plan(model, x, budget=budget, profile=prof, options=["ops"], final_rounds=0)
 
 
 def test_both_calls_get_operator_options_from_one_graph(twice):
@@ -179,7 +179,7 @@ def test_runs_of_calls_are_units(twice):
     model, x, prof = twice
     runs = op_units.op_runs(prof)
     assert runs["[1:5]"] == ("", 1, 4) and "[0:5]" not in runs
-    pr.planner.plan(model, x, budget=0.5, profile=prof, options=["full", "ops"])
+    pr.planner.plan(model, x, budget=0.5, profile=prof, options=["full", "ops"], final_rounds=0)
     graph = prof.op_profiles["[1:5]"].graph
     assert [o.name for o in graph.ops] == (["linear", "gelu", "linear", "tanh", "relu"]
                                            + ["linear", "gelu", "linear", "tanh", "linear"])

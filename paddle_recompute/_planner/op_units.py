@@ -63,7 +63,7 @@ def _worth_recording(prof) -> list:
     blocked = _near_blocks(prof)
     fit = {row.id: row for row in prof.calls.values()
            if row.parent is not None and row.id not in blocked
-           and 2 <= row.saves <= MAX_SAVES and row.saved_bytes >= MIN_SHARE * prof.total_bytes}
+           and 2 <= row.saves <= MAX_SAVES and _large(prof, row.saved_bytes)}
     outer = [row for row in fit.values() if not any(a in fit for a in _ancestors(prof, row))]
     return sorted(outer, key=lambda row: -row.saved_bytes)[:MAX_CALLS]
 
@@ -101,9 +101,13 @@ def _fit_runs(prof, row) -> list[tuple[int, int, int]]:
             saves = sum(k.saves for k in kids[a:b + 1])
             saved = (sum(k.saved_bytes for k in kids[a:b + 1])
                      + sum(n for lo, hi, n in row.shared_bytes if a <= lo and hi <= b))
-            if 2 <= saves <= MAX_SAVES and saved >= MIN_SHARE * prof.total_bytes:
+            if 2 <= saves <= MAX_SAVES and _large(prof, saved):
                 out.append((saved, a, b))
     return out
+
+
+def _large(prof, saved: int) -> bool:
+    return saved > 0 and saved >= MIN_SHARE * prof.total_bytes
 
 
 def _nested(prof, one: str, other: str) -> bool:
