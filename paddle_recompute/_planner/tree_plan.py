@@ -11,9 +11,10 @@ the profile's blocks, so only a call of a block offers them; the operator-level 
 (``op_options.py``) is recorded and measured on units, the blocks and the calls of other
 layers where it can pay (NOTE [ Operator units ] in ``op_units.py``: calls saving a large
 share of the bytes with a moderate number of saves, each call of a shared layer on its
-own), so a call of a block or a unit offers it; every call inside the model offers
-``full``.  A
-call made from outside every layer (the model's own call) offers no option: recomputing
+own), so a call of a block or a unit offers it, and a run of calls that is a unit offers
+its ``ops`` points beside rerunning it whole (``Call.run_options``; priced by the operator
+model, plus a region's own cost); every call inside the model offers ``full``.  A call made
+from outside every layer (the model's own call) offers no option: recomputing
 the whole step holds nothing between forward and backward but rebuilds all of it in
 backward, which the additive model cannot see.  For the same reason the run of all the
 children of such a call is not offered.
