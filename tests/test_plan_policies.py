@@ -111,11 +111,11 @@ def test_region_options_are_priced_per_round_against_that_rounds_plain_forward(m
     current = [0]
     measured_steps = []
 
-    def fake_plain(call, table, roots, params, blocks):
+    def fake_plain(call, table, roots, params, prof, units):
         current[0] = next(rounds)
         return {"b": plain[current[0]]}
 
-    def fake_measure(call, table, roots, params, wraps):
+    def fake_measure(call, table, roots, params, prof, wraps):
         measured_steps.append(sorted(wraps))
         return {"b": [region[current[0]]]}
 

@@ -31,7 +31,14 @@ def calls(draw, depth=0, prefix="r"):
                 whole_run=draw(st.booleans()), run_cost=draw(cost),
                 spans=tuple(draw(st.lists(_span(n), max_size=3))) if chain else (),
                 links=tuple(draw(st.lists(st.booleans(), min_size=n - 1, max_size=n - 1)))
-                if chain and draw(st.booleans()) else ())
+                if chain and draw(st.booleans()) else (),
+                run_options=tuple(draw(st.lists(_run_option(n), max_size=3))) if chain else ())
+
+
+def _run_option(n):
+    """A run's other options (the operator-level ``ops`` on a run of calls)."""
+    span = st.tuples(st.integers(0, n - 2), st.integers(1, n - 1)).filter(lambda s: s[0] < s[1])
+    return span.flatmap(lambda s: st.tuples(st.just(s[0]), st.just(s[1]), options.map(tuple)))
 
 
 def _span(n):
@@ -138,3 +145,19 @@ def test_a_bucket_keeps_its_fastest_point():
     """Resolution 15: (0 B, 6 s) and (10 B, 1 s) share a bucket; the faster one stays."""
     root = Call("", children=(_leaf("a", 10, 0, 5.0), _leaf("b", 10, 0, 1.0)))
     assert solve_tree(root, 12, resolution=15).time == 1.0
+
+
+def test_a_run_option_beside_rerunning_the_run_whole():
+    """A run's other option (``ops`` on a run) is picked where it beats rerunning the run
+    whole within the budget, and costs what it says; with more room, nothing is picked."""
+    kids = tuple(_leaf(str(i), 10, 9, 1.0) for i in range(3))
+    seq = Call("s", children=kids, chain=True, run_memory=(1, 1, 1), run_time=(5.0, 5.0, 5.0),
+               run_options=((0, 2, (Option("ops:0", 4, 3.0), Option("ops:1", 12, 1.0))),))
+    root = Call("", children=(seq,))
+    sol = solve_tree(root, 4)
+    assert sol.picks == (Pick("s", 0, span=(0, 2)),) and (sol.memory, sol.time) == (4, 3.0)
+    assert tree_plan_cost(root, sol.picks) == (4, 3.0)
+    assert solve_tree(root, 1).picks == (Pick("s", span=(0, 2)),)  # only the whole rerun fits
+    assert solve_tree(root, 30).picks == ()
+    brute = solve_tree_brute_force(root, 4)
+    assert (brute.memory, brute.time) == (4, 3.0)

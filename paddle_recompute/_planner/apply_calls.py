@@ -32,7 +32,7 @@ from collections.abc import Callable
 from .._core.errors import RecomputeError
 from .._core.nonreentrant import rerunning
 
-__all__ = ["call_forward", "Run"]
+__all__ = ["call_forward", "numbered_forward", "Run"]
 
 
 class Run:
@@ -113,6 +113,12 @@ def call_forward(layer, original: Callable, choices: list, wrap: Callable,
         return forwards[None]
     if len(forwards) == calls and len({id(f) for f in forwards.values()}) == 1:
         return next(iter(forwards.values()))
+    return numbered_forward(original, forwards, calls)
+
+
+def numbered_forward(original: Callable, forwards: dict, calls: int) -> Callable:
+    """A forward that numbers the calls made outside reruns (modulo ``calls``) and runs call
+    ``k`` through ``forwards[k]``, the others (and calls made by a rerun) as ``original``."""
     count = [0]
 
     def numbered(*args, **kwargs):

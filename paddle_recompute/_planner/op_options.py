@@ -1,22 +1,24 @@
-"""The planner's operator-level option, kind ``"ops"``: per block, points of its exact
-keep / recompute / offload frontier over its measured operators.
+"""The planner's operator-level option, kind ``"ops"``: per unit (a block, or one call of a
+layer: NOTE [ Operator units ] in ``op_units.py``), points of its exact keep / recompute /
+offload frontier over its measured operators.
 
-``plan`` records every block's operators once per profile (``profile_ops.py``: measured time
+``plan`` records every unit's operators once per profile (``profile_ops.py``: measured time
 of each, output bytes, which outputs backward needs, what a rerun must run to get each one
-back), solves each distinct graph's frontier exactly (NOTE [ Operator model ] in
-``op_solve.py``) and offers up to ``MAX_CANDIDATES`` of its points per block, spread evenly
+back; the first plan on a profile records them, later plans reuse them), solves each
+distinct graph's frontier exactly (NOTE [ Operator model ] in
+``op_solve.py``) and offers up to ``MAX_CANDIDATES`` of its points per unit, spread evenly
 over the memory range, each as a region whose :class:`~paddle_recompute._selective.
 op_policy.OpPolicy` keeps the chosen operators' outputs.
 
 The model ranks the points; the options' costs are then measured like the policy options'
 (``policy_options.measure_options``): interleaved rounds of one forward and backward per
-point with it on every block and one plain, reading each region's held device bytes and
-rerun time, plus what its forward took beyond the block's plain forward in the same round
+point with it on every unit and one plain, reading each region's held device bytes and
+rerun time, plus what its forward took beyond the unit's plain forward in the same round
 (median over the rounds).  Operator times recorded in forward and measured reruns differ
 (on PaddleFormers' Llama at hidden 512 on CPU by up to 2x either way on a loaded machine),
 so ranking by the model and pricing by measurement
 puts the options on the same footing as the policies beside them.  A point whose run fails
-keeps the model's cost.  An option's memory is the block's inputs (a region holds them) plus
+keeps the model's cost.  An option's memory is the unit's inputs (a region holds them) plus
 the held bytes.  Offloading is offered only off the CPU (on the CPU the host is the device,
 so it frees nothing), priced by a measured host round trip.
 """
@@ -33,10 +35,12 @@ import paddle
 from .._selective.op_policy import OpPolicy
 from .calibrate import trainable_params
 from .op_solve import OpGraph, op_frontier
+from .op_units import op_runs, op_units
 from .options import recompute_forward, register_option
 from .policy_options import measure_options
 from .profile import sync
 from .profile_ops import profile_ops
+from .profile_runs import profile_runs
 
 __all__ = ["KIND", "MAX_CANDIDATES", "measure_ops", "ops_wraps"]
 
@@ -44,37 +48,52 @@ KIND = "ops"
 MAX_CANDIDATES = 8
 
 
-def measure_ops(call, table: dict, roots: tuple, prof, kinds) -> None:
+def measure_ops(call, table: dict, roots: tuple, prof, kinds, calls: bool = False) -> None:
     """Fill ``prof.op_profiles`` when ``"ops"`` is among ``kinds`` and it is not filled yet,
     and measure the offered points."""
-    measure_options(call, table, roots, prof, ops_wraps(call, table, roots, prof, kinds))
+    measure_options(call, table, roots, prof, ops_wraps(call, table, roots, prof, kinds, calls))
 
 
-def ops_wraps(call, table: dict, roots: tuple, prof, kinds) -> dict:
-    """Record the blocks' operators into ``prof.op_profiles`` (when ``"ops"`` is among
+def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False) -> dict:
+    """Record the units' operators into ``prof.op_profiles`` (when ``"ops"`` is among
     ``kinds`` and they are not recorded yet) and return the offered points as the options
-    ``measure_options`` takes (label -> {block: wrap}); ``{}`` when nothing is to measure."""
+    ``measure_options`` takes (label -> {unit: wrap}); ``{}`` when nothing is to measure.
+    The units are the blocks and, with ``calls`` (plans over the call tree), the calls and
+    runs of calls NOTE [ Operator units ] picks; runs are priced by the model, not measured."""
     params = trainable_params(table)
-    if KIND not in kinds or prof.op_profiles or not params:
+    units = list(op_units(prof, calls))
+    runs = op_runs(prof) if calls else {}
+    if KIND not in kinds or prof.op_profiles or not (units or runs) or not params:
         return {}
-    try:
-        found = profile_ops(call, table, roots, prof)
-    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
-        warnings.warn(f"plan: option {KIND!r} left out: recording the blocks' operators failed "
-                      f"({type(exc).__name__}: {exc})", stacklevel=3)
-        return {}
+    found = _recorded(units, "its units' operators",
+                      lambda: profile_ops(call, table, roots, prof, units=units))
+    recorded = {**found, **_recorded(runs, "the runs' operators",
+                                     lambda: profile_runs(call, table, roots, prof, runs))}
     seconds_per_byte = _offload_seconds_per_byte()
-    for block, op_prof in found.items():
+    for block, op_prof in recorded.items():
         if seconds_per_byte is not None:
             op_prof = dataclasses.replace(op_prof, graph=_offloadable(op_prof.graph, seconds_per_byte))
         prof.op_profiles[block] = op_prof
     options = {}
     for i in range(MAX_CANDIDATES):
-        wraps = {b: functools.partial(_wrap, policy=point[1]) for b in prof.blocks
-                 if (point := _point(prof, prof.layers[b], i)) is not None}
+        wraps = {u: functools.partial(_wrap, policy=point[1]) for u in found
+                 if (point := _point(prof, u, i)) is not None}
         if wraps:
             options[f"{KIND}:{i}"] = wraps
     return options
+
+
+def _recorded(todo, what: str, record) -> dict:
+    """``record()`` when there is something ``todo``; ``{}`` with a warning when it fails
+    (the option is then left out where it needed that recording, and only there)."""
+    if not todo:
+        return {}
+    try:
+        return record()
+    except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
+        warnings.warn(f"plan: option {KIND!r} left out where it needed {what}: recording "
+                      f"failed ({type(exc).__name__}: {exc})", stacklevel=4)
+        return {}
 
 
 def _offloadable(graph: OpGraph, seconds_per_byte: float) -> OpGraph:
@@ -115,26 +134,30 @@ def _points(op_prof) -> list:
     return _spread(_frontier(op_prof.graph).points, MAX_CANDIDATES)
 
 
-def _point(prof, block, i: int):
-    """(predicted (bytes, seconds), policy) of ``block``'s ``i``-th offered point, or None."""
-    op_prof = prof.op_profiles.get(block.name)
+def _point(prof, unit: str, i: int):
+    """(predicted (bytes, seconds), policy) of ``unit``'s ``i``-th offered point, or None."""
+    op_prof = prof.op_profiles.get(unit)
     points = _points(op_prof) if op_prof is not None else []
     if i >= len(points):
         return None
     p = points[i]
-    policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, block.name)
+    policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, unit)
     return (p.memory, op_prof.overhead_s + p.time), policy
 
 
 def _provider(block, prof):
+    """The offered points of ``block`` (a unit: its name is the unit's key, a block's name
+    or a call id; ``tree_plan`` asks with a call's row) as options."""
     out = []
+    row = prof.calls.get(block.name)  # a block's first call, a call unit; not a run
+    layer = row.layer if row is not None else block.name
     for i in range(MAX_CANDIDATES):
-        point = _point(prof, block, i)
+        point = _point(prof, block.name, i)
         if point is None:
             break
         (held, seconds), policy = point
         held, seconds = prof.policy_costs.get(block.name, {}).get(f"{KIND}:{i}", (held, seconds))
-        out.append((f"{KIND}:{i}", block.input_bytes + held, seconds, (block.name,), policy))
+        out.append((f"{KIND}:{i}", block.input_bytes + held, seconds, (layer,), policy))
     return out
 
 

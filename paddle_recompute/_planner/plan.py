@@ -76,7 +76,10 @@ def plan(
     ``policy:selective`` and ``policy:masks``, the operator-level ``ops``, and any
     registered kind), and solves the multiple-choice knapsack exactly.  For ``ops`` every
     block's operators are recorded over three forwards and each distinct block's keep /
-    recompute / offload frontier is solved (``_planner/op_options.py``).  Policy kinds and
+    recompute / offload frontier is solved (``_planner/op_options.py``); with
+    ``regions="tree"`` also those of the few large calls and runs of calls where it can pay
+    (NOTE [ Operator units ] in ``_planner/op_units.py``), each call of a shared layer on
+    its own.  Policy kinds and
     the offered ``ops`` points are measured first, in the same three interleaved rounds: a
     plain step, a reference step and one forward and backward per option with it on every
     block (see ``_planner/policy_options.py``).  Last, the few best plans
@@ -139,7 +142,7 @@ def plan(
     table = layer_table(model_or_fn, roots, blocks)
     # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
     # reference step a round for all of them)
-    ops = ops_wraps(call, table, roots, prof, kinds)
+    ops = ops_wraps(call, table, roots, prof, kinds, calls=regions == "tree")
     measure_options(call, table, roots, prof, {**policy_wraps(prof, kinds), **ops})
     if regions == "tree":
         measure_region_overhead(call, table, roots, prof)

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from .._core.amp import grad_enabled, set_grad_enabled
 from .._selective import policies
 from .calibrate import Wrapped, step, trainable_params
+from .op_units import unit_rerun_s, unit_swaps
 from .options import recompute_forward, register_option
 from .policy_frame import measured_regions
 from .profile import clock, sync
@@ -110,17 +111,18 @@ def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUND
     if not params or not options:
         return
     samples: dict = {label: {} for label in options}
+    units = list(dict.fromkeys(u for wraps in options.values() for u in wraps))
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
         for r in range(rounds):
             if not samples:  # every option failed
                 break
-            plain = _plain_forwards(call, table, roots, params, prof.blocks)
-            scale = _clock_scale(call, table, roots, params, prof)
+            plain = _plain_forwards(call, table, roots, params, prof, units)
+            scale = _clock_scale(call, table, roots, params, prof, units)
             labels = list(samples)
             for label in labels[r % len(labels):] + labels[:r % len(labels)]:
-                measured = _measured(call, table, roots, params, options[label], label)
+                measured = _measured(call, table, roots, params, prof, options[label], label)
                 if measured is None:
                     del samples[label]
                     continue
@@ -142,35 +144,37 @@ def _round_cost(calls: list, plain: float | None) -> tuple:
     return max(h for h, _, _ in calls), sum(r for _, r, _ in calls) + max(extra, 0.0)
 
 
-def _clock_scale(call, table, roots, params, prof) -> dict:
-    """Block -> its profiled rerun over its rerun in a ``recompute_all`` region of this round.
+def _clock_scale(call, table, roots, params, prof, units) -> dict:
+    """Unit -> its profiled rerun over its rerun in a ``recompute_all`` region of this round.
 
     A rerun in backward takes longer than the profile's (on PaddleFormers' Llama at hidden
     512 on CPU about 1.5x: it allocates what it saves, where the profile's rerun discards
     it, and the machine's load drifts between the profile and the rounds), and ``full`` and
     ``sub`` are priced at the profile's; measured region options are scaled to that clock
     by a region rerunning everything, timed in the same round."""
-    wraps = {b: _wrap(policies.recompute_all) for b in prof.blocks}
-    measured = _measured(call, table, roots, params, wraps, "policy:recompute_all (reference)") or {}
+    wraps = dict.fromkeys(units, _wrap(policies.recompute_all))
+    measured = _measured(call, table, roots, params, prof, wraps,
+                         "policy:recompute_all (reference)") or {}
     out = {}
     for block, calls in measured.items():
-        rerun, profiled = sum(r for _, r, _ in calls), prof.layers[block].recompute_s
+        rerun, profiled = sum(r for _, r, _ in calls), unit_rerun_s(prof, block)
         if rerun > 0 and profiled:
             out[block] = profiled / rerun
     return out
 
 
-def _measured(call, table, roots, params, wraps: dict, label: str) -> dict | None:
+def _measured(call, table, roots, params, prof, wraps: dict, label: str) -> dict | None:
     try:
-        return _measure(call, table, roots, params, wraps)
+        return _measure(call, table, roots, params, prof, wraps)
     except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
         warnings.warn(f"plan: option {label!r} left out: running the blocks under its policy "
                       f"failed ({type(exc).__name__}: {exc})", stacklevel=4)
         return None
 
 
-def _plain_forwards(call, table, roots, params, blocks) -> dict:
-    """Block -> seconds its forwards took in one plain forward + backward (no region)."""
+def _plain_forwards(call, table, roots, params, prof, units) -> dict:
+    """Unit (a block, or one call: NOTE [ Operator units ]) -> seconds its forwards took in
+    one plain forward + backward (no region)."""
     seconds: dict = {}
 
     def timed(name):
@@ -187,14 +191,14 @@ def _plain_forwards(call, table, roots, params, blocks) -> dict:
 
         return wrap
 
-    with Wrapped([(table[b], timed(b)) for b in blocks]):
+    with Wrapped(unit_swaps(table, prof, {u: timed(u) for u in units})):
         step(call, roots, params)
     return seconds
 
 
-def _measure(call, table, roots, params, wraps: dict) -> dict:
-    """One forward + backward with ``wraps[block]`` on each block:
-    block -> [(bytes held, rerun seconds, forward seconds)]."""
+def _measure(call, table, roots, params, prof, wraps: dict) -> dict:
+    """One forward + backward with ``wraps[unit]`` on each unit (a block, or one call:
+    NOTE [ Operator units ]): unit -> [(bytes held, rerun seconds, forward seconds)]."""
     owners: list = []
 
     def tracked(name, wrap):
@@ -216,8 +220,8 @@ def _measure(call, table, roots, params, wraps: dict) -> dict:
 
         return wrap_tracked
 
-    with measured_regions() as finished, Wrapped([(table[name], tracked(name, wrap))
-                                                  for name, wrap in wraps.items()]):
+    with measured_regions() as finished, Wrapped(unit_swaps(
+            table, prof, {name: tracked(name, wrap) for name, wrap in wraps.items()})):
         step(call, roots, params)
     out: dict = {}
     for name, frame, seconds in owners:

@@ -1,29 +1,31 @@
-"""Operator profiles of a model's blocks, for the planner's operator-level option.
+"""Operator profiles of a model's blocks and of chosen single calls (units, NOTE [ Operator
+units ] in ``op_units.py``), for the planner's operator-level option.
 
-Each block's forward is run with a recording frame innermost on the hook stack and the
-operators observed (``_core/ops.py``), numbered exactly as a policy region numbers them
-(NOTE [ Selective recompute ]).  Per operator call it records the name, the seconds the
-kernel took (``time``) and the seconds since the previous operator returned (``fixed``: the
-Python that leads to it, which a rerun pays even where it skips the operator), the bytes of
-its tensor outputs, and per tensor saved for backward which operator made it and which saved
-it (NOTE [ Operator model ] in ``op_solve.py``).  A saved tensor counts as made by:
-``None`` when it is a block input or a parameter (held anyway); else the operator whose
-output it is (the tensor object, as a policy region's rerun traces it), with the other
-operators whose outputs share its data pointer as its aliases (a view of a kept output is
-covered by keeping the output, as the frame matches kept buffers by address); else the
-operator that saved it (an internal result, such as ``layer_norm``'s mean).  Per operator
-it also records which operators made its inputs and whether it must run whenever a rerun
-passes it, as a policy region records them (``_selective/liveness.py``'s ``Lineage``), so
-the graph is priced as the rerun runs, leaving out dead operators (NOTE [ Ancestor model ]).
+Each unit's forward (every call of a block, the one call of a call unit) is run with a
+recording frame innermost on the hook stack and the operators observed (``_core/ops.py``),
+numbered exactly as a policy region numbers them (NOTE [ Selective recompute ]).  Per
+operator call it records the name, the seconds the kernel took (``time``) and the seconds
+since the previous operator returned (``fixed``: the Python that leads to it, which a rerun
+pays even where it skips the operator), the bytes of its tensor outputs, and per tensor
+saved for backward which operator made it and which saved it (NOTE [ Operator model ] in
+``op_solve.py``).  A saved tensor counts as made by: ``None`` when it is a unit input or a
+parameter (held anyway); else the operator whose output it is (the tensor object, as a
+policy region's rerun traces it), with the other operators whose outputs share its data
+pointer as its aliases (a view of a kept output is covered by keeping the output, as the
+frame matches kept buffers by address); else the operator that saved it (an internal
+result, such as ``layer_norm``'s mean).  Per operator it also records which operators made
+its inputs and whether it must run whenever a rerun passes it, as a policy region records
+them (``_selective/liveness.py``'s ``Lineage``), so the graph is priced as the rerun runs,
+leaving out dead operators (NOTE [ Ancestor model ]).
 
 A block whose calls run different operators (called twice per step on different inputs) gets
-no graph, so no operator-level option.  Blocks whose calls run the same operators with the
-same bytes and slots (the decoder layers of a model) share one graph, with each operator's
-median time over the calls and the repeats.  What a policy region's forward costs beyond the
-block's plain run (every operator passes through Python to be numbered and shown to the
-policy) is measured: forwards of the call with every block in a region under
-``policies.recompute_all`` alternate with plain forwards, and the median difference is
-shared among the blocks by their operator counts.
+no graph, so no operator-level option.  Units whose calls run the same operators with the
+same bytes and slots (the decoder layers of a model, the two calls of a layer listed twice)
+share one graph, with each operator's median time over the calls and the repeats.  What a
+policy region's forward costs beyond the unit's plain run (every operator passes through
+Python to be numbered and shown to the policy) is measured: forwards of the call with every
+unit in a region under ``policies.recompute_all`` alternate with plain forwards, and the
+median difference is shared among the units by their operator counts.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from .._selective.oprecord import position
 from .._selective.policies import recompute_all
 from .calibrate import Wrapped
 from .op_solve import Op, OpGraph, Slot
+from .op_units import unit_swaps
 from .options import recompute_forward
 from .profile import sync
 
@@ -85,6 +88,7 @@ class _Recorder:
         self.alive: list = []  # outputs held, so no data pointer is reused during the call
         self.pending: list | None = None
         self.lineage = Lineage(leaves)
+        self.marks: dict = {}  # child call id -> (operators before it, operators by its end)
         self.last = _clock()
 
     def pack(self, tensor):
@@ -157,15 +161,23 @@ class _Recorder:
                 tuple(self.inputs(j) for j in range(n)), tuple(self.forced(j) for j in range(n)))
 
 
-def _recording(name: str, calls: list):
+def _recording(name: str, calls: list, active: list | None = None):
+    """A wrap recording each call into ``calls``; ``active`` (when given) holds the
+    recording in progress (``profile_runs.py`` marks child calls in it)."""
     def wrap(forward):
         def recorded(*args, **kwargs):
             rec = _Recorder(tree.flatten((args, kwargs))[0])
             sync()
             start = _clock()
-            with _hooks.pushed(rec), _ops.installed():
-                rec.last = _clock()
-                out = forward(*args, **kwargs)
+            if active is not None:
+                active.append(rec)
+            try:
+                with _hooks.pushed(rec), _ops.installed():
+                    rec.last = _clock()
+                    out = forward(*args, **kwargs)
+            finally:
+                if active is not None:
+                    active.pop()
             sync()
             calls.append((name, rec, _clock() - start))
             rec.alive = []
@@ -176,17 +188,20 @@ def _recording(name: str, calls: list):
     return wrap
 
 
-def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3) -> dict[str, OpProfile]:
-    """Record the operators of every block of ``prof`` over ``repeats`` forwards of ``call``
-    (state put back after each); block name -> its :class:`OpProfile`."""
+def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3,
+                units=None) -> dict[str, OpProfile]:
+    """Record the operators of every unit (NOTE [ Operator units ] in ``op_units.py``; by
+    default the blocks of ``prof``) over ``repeats`` forwards of ``call`` (state put back
+    after each); unit key -> its :class:`OpProfile`."""
+    units = list(prof.blocks if units is None else units)
     calls: list = []
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        with Wrapped([(table[b], _recording(b, calls)) for b in prof.blocks]):
+        with Wrapped(unit_swaps(table, prof, {u: _recording(u, calls) for u in units})):
             for _ in range(repeats):
                 _forward(call, roots)
-        observing = _observation_seconds(call, table, roots, prof.blocks, repeats)
+        observing = _observation_seconds(call, table, roots, prof, units, repeats)
     finally:
         set_grad_enabled(grad)
     groups: dict = {}
@@ -222,13 +237,13 @@ def _forward(call, roots) -> float:
         return _clock() - start
 
 
-def _observation_seconds(call, table, roots, blocks, repeats: int) -> float:
-    """Median extra seconds of a forward whose blocks are observed policy regions."""
+def _observation_seconds(call, table, roots, prof, units, repeats: int) -> float:
+    """Median extra seconds of a forward whose units are observed policy regions."""
     observed = functools.partial(recompute_forward, policy=recompute_all)
     diffs = []
     for _ in range(repeats):
         plain = _forward(call, roots)
-        with Wrapped([(table[b], observed) for b in blocks]):
+        with Wrapped(unit_swaps(table, prof, dict.fromkeys(units, observed))):
             diffs.append(_forward(call, roots) - plain)
     return max(statistics.median(diffs), 0.0)
 

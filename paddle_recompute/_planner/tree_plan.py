@@ -6,11 +6,15 @@ a ``LayerList`` looped over, any layer's forward; NOTE [ Region tree ] in
 The tree comes from ``Profile.calls``; each call's options are the registered kinds'
 candidates for it (``keep`` and ``sub`` are the tree itself, so they are left out), each
 region's time plus ``Profile.region_s`` and ``Profile.save_s`` per tensor saved inside it
-(``_planner/region_overhead.py``).  The measured
-kinds (the policies, ``policy_options.py``, and the operator-level ``ops``,
-``op_options.py``) are measured on the profile's blocks, so only a call of a block offers
-them; every call inside the model offers ``full``.  A
-call made from outside every layer (the model's own call) offers no option: recomputing
+(``_planner/region_overhead.py``).  The policies (``policy_options.py``) are measured on
+the profile's blocks, so only a call of a block offers them; the operator-level ``ops``
+(``op_options.py``) is recorded and measured on units, the blocks and the calls of other
+layers where it can pay (NOTE [ Operator units ] in ``op_units.py``: calls saving a large
+share of the bytes with a moderate number of saves, each call of a shared layer on its
+own), so a call of a block or a unit offers it, and a run of calls that is a unit offers
+its ``ops`` points beside rerunning it whole (``Call.run_options``; priced by the operator
+model, plus a region's own cost); every call inside the model offers ``full``.  A call made
+from outside every layer (the model's own call) offers no option: recomputing
 the whole step holds nothing between forward and backward but rebuilds all of it in
 backward, which the additive model cannot see.  For the same reason the run of all the
 children of such a call is not offered.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .op_options import KIND as OPS
 from .options import candidates_for
 from .plan_value import BlockChoice
 from .profile_result import CallProfile, LayerProfile, Profile
@@ -48,12 +53,14 @@ def _call(prof: Profile, row: CallProfile, kinds, cands: dict) -> Call:
     options = ()
     if row.parent is not None and row.saved_bytes > 0:
         cands[row.id] = [replace(c, time=c.time + _region_cost(prof, row))
-                         for c in candidates_for(_as_layer_row(prof, row), prof, kinds)
+                         for kind in kinds for c in _candidates(prof, row, kind)
                          if c.memory < row.saved_bytes]
         options = tuple(Option(c.name, c.memory, c.time) for c in cands[row.id])
     chain = "full" in kinds and any(row.chained)  # a run recomputes its calls whole
     spans = tuple(row.shared_bytes) if chain else ()
+    run_options = tuple(_run_options(prof, row, children, cands)) if chain and OPS in kinds else ()
     return Call(row.id, keep=row.self_bytes - sum(n for _, _, n in spans), options=options,
+                run_options=run_options,
                 children=kids, chain=chain, links=tuple(row.chained) if chain else (),
                 run_memory=tuple(c.input_bytes for c in children) if chain else (),
                 run_time=tuple(c.recompute_s + prof.save_s * c.saves for c in children)
@@ -62,15 +69,39 @@ def _call(prof: Profile, row: CallProfile, kinds, cands: dict) -> Call:
                 whole_run=row.parent is not None, spans=spans)
 
 
+def _run_options(prof: Profile, row: CallProfile, kids: list, cands: dict):
+    """(first, last, options) per run of ``kids`` that is an ``ops`` unit (NOTE [ Operator
+    units ]); its candidates go to ``cands`` under the run's key."""
+    for a in range(len(kids)):
+        for b in range(a + 1, len(kids)):
+            key = f"{row.id}[{a}:{b + 1}]"
+            if key not in prof.op_profiles:
+                continue
+            cost = (prof.region_s or 0.0) + prof.save_s * sum(k.saves for k in kids[a:b + 1])
+            run = LayerProfile(name=key, type="run", depth=0, input_bytes=kids[a].input_bytes)
+            cands[key] = [replace(c, time=c.time + cost)
+                          for c in candidates_for(run, prof, (OPS,))]
+            yield a, b, tuple(Option(c.name, c.memory, c.time) for c in cands[key])
+
+
 def _region_cost(prof: Profile, row: CallProfile) -> float:
     """What a region around the call costs beyond its rerun (``_planner/region_overhead.py``)."""
     return (prof.region_s or 0.0) + prof.save_s * row.saves
 
 
-def _as_layer_row(prof: Profile, row: CallProfile) -> LayerProfile:
-    """The call as a block row, so that every registered option kind can price it."""
+def _candidates(prof: Profile, row: CallProfile, kind: str) -> list:
+    """``kind``'s candidates for the call.  ``ops`` prices a block's call on the block's
+    graph and any other call on its own, when it is a unit (NOTE [ Operator units ] in
+    ``_planner/op_units.py``); the other kinds price a call as its layer."""
+    unit = row.layer if kind != OPS or row.layer in prof.blocks else row.id
+    return candidates_for(_as_layer_row(prof, row, unit), prof, (kind,))
+
+
+def _as_layer_row(prof: Profile, row: CallProfile, name: str) -> LayerProfile:
+    """The call as a block row named ``name``, so that every registered option kind can
+    price it."""
     layer = prof.layers[row.layer]
-    return LayerProfile(name=row.layer, type=layer.type, depth=layer.depth, calls=1,
+    return LayerProfile(name=name, type=layer.type, depth=layer.depth, calls=1,
                         saved_bytes=row.saved_bytes, self_bytes=row.self_bytes,
                         input_bytes=row.input_bytes, forward_s=row.forward_s,
                         recompute_s=row.recompute_s, is_block=layer.is_block,
@@ -106,12 +137,18 @@ def choices_of(prof: Profile, cands: dict, picks) -> list[BlockChoice]:
             a, b = pick.span
             kids = [prof.calls[k] for k in row.children[a:b + 1]]
             targets = tuple(k.layer for k in kids)
+            members = tuple((k.index, prof.layers[k.layer].calls) for k in kids)
+            key = f"{pick.name}[{a}:{b + 1}]"
+            if pick.option >= 0:  # an operator-level option of the run
+                c = cands[key][pick.option]
+                choices.append(BlockChoice(key, c.kind, c.name, c.memory, c.time, targets,
+                                           payload=c.payload, types=_types(prof, targets),
+                                           span=(a, b + 1), members=members))
+                continue
             choices.append(BlockChoice(
-                f"{pick.name}[{a}:{b + 1}]", "full", "run", kids[0].input_bytes,
+                key, "full", "run", kids[0].input_bytes,
                 sum(k.recompute_s + prof.save_s * k.saves for k in kids) + (prof.region_s or 0.0),
-                targets,
-                types=_types(prof, targets), span=(a, b + 1),
-                members=tuple((k.index, prof.layers[k.layer].calls) for k in kids)))
+                targets, types=_types(prof, targets), span=(a, b + 1), members=members))
     return choices
 
 

@@ -10,7 +10,8 @@ its rerun); a region frees every tensor saved inside it.  When a call's children
 chain (a ``Sequential``'s children, or any calls that each took the one before's output
 straight: ``links``), a contiguous run of two or more linked children is a region too,
 holding the first one's input (``run_memory``) and rerunning them all (the sum of
-``run_time``); bytes saved by several children of a chain (``spans``: DenseNet's
+``run_time``), or under one of its ``run_options`` (the operator-level ``ops``: it holds
+what the option says, the input included); bytes saved by several children of a chain (``spans``: DenseNet's
 concatenated features, a residual saved by two layers) are freed by a run that covers all
 their savers, and held otherwise.  A plan picks regions that do not overlap; its memory is the sum of the
 chosen regions' memory plus the ``keep`` bytes of every call not inside a chosen region,
@@ -65,12 +66,16 @@ class Call:
     spans: tuple[tuple[int, int, float], ...] = ()
     # per pair of adjacent children: whether a run may cover both (empty: every pair)
     links: tuple[bool, ...] = ()
+    # (first child, last child, options): the run of children first..last under other
+    # options than rerunning it whole (``Option.memory`` includes the run's input)
+    run_options: tuple[tuple[int, int, tuple[Option, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
 class Pick:
     """A chosen region: call ``name`` under ``option`` (its index), or, when ``span`` is
-    set, the run of that call's children ``span[0]..span[1]`` (inclusive)."""
+    set, the run of that call's children ``span[0]..span[1]`` (inclusive), rerun whole
+    (``option`` -1) or under that run's ``run_options[option]``."""
 
     name: str
     option: int = -1
@@ -89,6 +94,7 @@ def _check(call: Call) -> None:
     for c in _walk(call):
         costs = [c.keep, c.run_cost, *c.run_memory, *c.run_time]
         costs += [x for o in c.options for x in (o.memory, o.time)]
+        costs += [x for *_, opts in c.run_options for o in opts for x in (o.memory, o.time)]
         if any(x < 0 or math.isnan(x) for x in costs):
             raise ValueError(f"planner: call {c.name!r} has a negative or NaN cost")
         if c.chain and not (len(c.run_memory) == len(c.run_time) == len(c.children)):
@@ -101,6 +107,10 @@ def _check(call: Call) -> None:
                 c.spans and not c.chain):
             raise ValueError(f"planner: call {c.name!r} has spans outside its children or is not "
                              "a chain")
+        if any(not (0 <= lo < hi < len(c.children)) for lo, hi, _ in c.run_options) or (
+                c.run_options and not c.chain):
+            raise ValueError(f"planner: call {c.name!r} has run options outside its children or "
+                             "is not a chain")
 
 
 def _walk(call: Call):
@@ -168,13 +178,19 @@ def _chain(call: Call, kids: list, budget: float, resolution: float) -> list:
                 break
             if i == 1 and j == len(kids) and not call.whole_run:
                 continue
-            memory = call.run_memory[i - 1] + _span_bytes(call, i - 1, j - 1)
-            seconds = sum(call.run_time[i - 1:j]) + call.run_cost
-            run = Pick(call.name, span=(i - 1, j - 1))
-            points += [(m + memory, t + seconds, (p, run)) for m, t, p in best[i - 1]
-                       if m + memory <= budget]
+            held = _span_bytes(call, i - 1, j - 1)
+            ways = [(call.run_memory[i - 1], sum(call.run_time[i - 1:j]) + call.run_cost, -1)]
+            ways += [(o.memory, o.time, k) for k, o in enumerate(_run_options(call, i - 1, j - 1))]
+            for memory, seconds, k in ways:
+                run = Pick(call.name, k, span=(i - 1, j - 1))
+                points += [(m + memory + held, t + seconds, (p, run)) for m, t, p in best[i - 1]
+                           if m + memory + held <= budget]
         best.append(_prune(points, budget, resolution))
     return best[-1]
+
+
+def _run_options(call: Call, first: int, last: int) -> tuple[Option, ...]:
+    return next((opts for lo, hi, opts in call.run_options if (lo, hi) == (first, last)), ())
 
 
 def _linked(call: Call, i: int) -> bool:
@@ -229,9 +245,11 @@ def tree_plan_cost(root: Call, picks: Sequence[Pick]) -> tuple[float, float]:
     """(memory, time) of a set of non-overlapping picks under the model of NOTE [ Region tree ]."""
     by_name = {p.name: p for p in picks if p.span is None}
     runs: dict[str, list] = {}
+    ways: dict = {}  # (call, span) -> option of the run (-1: rerun whole)
     for p in picks:
         if p.span is not None:
             runs.setdefault(p.name, []).append(p.span)
+            ways[(p.name, p.span)] = p.option
     memory = seconds = 0.0
     stack = [root]
     while stack:
@@ -243,8 +261,13 @@ def tree_plan_cost(root: Call, picks: Sequence[Pick]) -> tuple[float, float]:
         memory += c.keep
         covered = set()
         for a, b in runs.get(c.name, ()):
-            memory += c.run_memory[a]
-            seconds += sum(c.run_time[a:b + 1]) + c.run_cost
+            k = ways[(c.name, (a, b))]
+            if k >= 0:
+                o = _run_options(c, a, b)[k]
+                memory, seconds = memory + o.memory, seconds + o.time
+            else:
+                memory += c.run_memory[a]
+                seconds += sum(c.run_time[a:b + 1]) + c.run_cost
             covered.update(range(a, b + 1))
         memory += sum(n for lo, hi, n in c.spans
                       if not any(a <= lo and hi <= b for a, b in runs.get(c.name, ())))
@@ -272,8 +295,9 @@ def _plans_of_children(call: Call, start: int):
                 break
             if start == 0 and end == len(call.children) - 1 and not call.whole_run:
                 continue
-            for rest in _plans_of_children(call, end + 1):
-                yield (Pick(call.name, span=(start, end)),) + rest
+            for k in range(-1, len(_run_options(call, start, end))):
+                for rest in _plans_of_children(call, end + 1):
+                    yield (Pick(call.name, k, span=(start, end)),) + rest
 
 
 def solve_tree_brute_force(root: Call, budget: float) -> TreeSolution:
