@@ -189,14 +189,18 @@ def recompute_row(row, model, size, scales, losses):
         row["recompute_mode"] = "non-reentrant"
     else:
         row["recompute_mode"] = "reentrant"
-    # each training step runs every block once forward and once more in backward (2 steps)
-    row["recompute_ran"] = again["train_calls"] == 2 * 2 * again["calls_per_forward"] > 0
+    # each training step runs every block of the eval forward once forward and once more in
+    # backward (2 steps), each block on its own
+    ran = again["train_calls"] == 2 * 2 * again["calls_per_forward"] > 0
+    row["recompute_ran"] = ran and again["uneven_blocks"] == 0
+    if again["train_only_calls"]:  # blocks run in training only, off the loss (inception_v3's aux head)
+        row["train_only_block_calls"] = again["train_only_calls"]
     row["recompute_exact"] = again["losses"] == losses and row["recompute_ran"]
     if again["blocks"] == 0:
         row["error"] = "no repeated blocks found to recompute"
     elif not row["recompute_ran"]:
         row["error"] = (f"recompute: {again['train_calls']} block calls in 2 steps, "
-                        f"{again['calls_per_forward']} per forward")
+                        f"{again['calls_per_forward']} per forward, {again['uneven_blocks']} blocks uneven")
     elif not row["recompute_exact"]:
         row["error"] = f"recompute losses {again['losses']} != {losses} (both modes)"
 

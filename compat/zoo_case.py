@@ -187,19 +187,28 @@ def repeated_blocks(net):
 
 
 def run_recomputed(model, size, scales, **options):
-    """``run`` with ``.recompute(**options)`` on every repeated block; marks ``model``. Also counts the
-    blocks' calls: in one eval forward, and in training (forward plus the recomputation in
-    backward, so twice the forward's count per step when the recomputation ran)."""
+    """``run`` with ``.recompute(**options)`` on every repeated block; marks ``model``. Also counts each
+    block's calls: in one eval forward, and in training (forward plus the recomputation in
+    backward, so twice the forward's count per step when the recomputation ran). Blocks that run
+    in training only (inception_v3's auxiliary head, whose logits mindcv's loss leaves out) are
+    counted apart: no gradient reaches them, so nothing recomputes them."""
     net, fixed = model
     reset(net, fixed, scales)
     blocks = repeated_blocks(net)
-    calls = [0]
+    calls = {}
+
+    def count(cell, inputs):
+        calls[id(cell)] = calls.get(id(cell), 0) + 1
+
     for block in blocks:
         block.recompute(**options)
-        block.register_forward_pre_hook(lambda cell, inputs: calls.__setitem__(0, calls[0] + 1))
+        block.register_forward_pre_hook(count)
     forward(net, size)
-    per_forward = calls[0]
-    calls[0] = 0
+    per_forward = dict(calls)
+    calls.clear()
     losses, train_logits = train(net, size)
+    in_eval = {key: calls.get(key, 0) for key in per_forward}
     return {"losses": losses, "train_logits": train_logits, "blocks": len(blocks),
-            "calls_per_forward": per_forward, "train_calls": calls[0]}
+            "calls_per_forward": sum(per_forward.values()), "train_calls": sum(in_eval.values()),
+            "uneven_blocks": sum(in_eval[key] != 2 * 2 * n for key, n in per_forward.items()),
+            "train_only_calls": sum(n for key, n in calls.items() if key not in per_forward)}

@@ -6,7 +6,7 @@ logits after one training step (mindcv's own create_loss / create_optimizer /
 create_scheduler) are within the noise floor recorded from MindSpore itself
 (tests/mindspore/recorded/zoo/, compat/zoo.py's FLOOR_FACTOR says why the factor 2); and
 ``.recompute()`` on its repeated blocks gives bit-identical losses. Families whose models
-need 160 pixels or more, or whose smallest recorded model has over 40M parameters, stop after the
+need more than 64 pixels, or whose smallest recorded model has over 40M parameters, stop after the
 forward here (``SMALL``, ``FULL_MAX_PARAMS``); compat/zoo.py checks them whole.
 """
 
@@ -63,7 +63,9 @@ def zoo():
 
 
 SMALL = 64  # families whose smallest model runs at 64 pixels get the full check; the others
-# (fixed 160-256 pixel inputs: transformers) stop after the forward, to keep CI short
+# (transformers' fixed 160-256 pixels; inception_v3 299, inception_v4 96, vgg11 224) stop after
+# the forward, to keep CI short (vgg11's forward check took 17 s on the loaded 2 cores, mostly
+# drawing its 129M initial weights)
 FULL_MAX_PARAMS = 40e6  # and so do those above 40M parameters: crossvit_18 (42.6M, the smallest
 # crossvit recorded) took 47 s for the full check on the shared 2 cores, its forward a few
 
