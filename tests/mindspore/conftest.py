@@ -27,6 +27,18 @@ def memory_stats():
     return held_bytes
 
 
+@pytest.fixture
+def alias():
+    """``import mindspore`` (and code that does it, such as ``import mindcv``) gets the layer."""
+    from paddle_recompute.mindspore import install_import_alias, uninstall_import_alias
+
+    install_import_alias()
+    try:
+        yield
+    finally:
+        uninstall_import_alias()
+
+
 @pytest.fixture(autouse=True)
 def _clean_state():
     """Each test starts and ends with grad on, no hook frames, no import alias, plain Paddle Layers."""

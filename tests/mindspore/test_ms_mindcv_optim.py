@@ -19,15 +19,6 @@ import paddle_recompute.mindspore as ms
 CASES = recorded("i_mindcv_cases.json")["cases"]
 
 
-@pytest.fixture
-def alias():
-    ms.install_import_alias()
-    try:
-        yield
-    finally:
-        ms.uninstall_import_alias()
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case_matches_mindspore(name, alias):
     case = CASES[name]

@@ -28,8 +28,6 @@ import pytest
 from _ms_cases import compare, recorded, run_case
 from _ms_helpers import COMPAT, ROOT
 
-import paddle_recompute.mindspore as ms
-
 sys.path.insert(0, str(COMPAT / "record"))
 import make_dataset_files  # noqa: E402
 import mindcv_script_run as mr  # noqa: E402
@@ -165,16 +163,6 @@ CASES = recorded("j_script_cases.json")["cases"]
 # MindSpore raises RuntimeError (not launched by mpirun); the layer has no distributed training
 # and says so (NotImplementedError naming the call), launched or not.
 KNOWN = {"script/comm_init_unlaunched"}
-
-
-@pytest.fixture
-def alias():
-    """The ``val`` cases ``import mindcv`` (mindcv's ``ValCallback``), which imports mindspore."""
-    ms.install_import_alias()
-    try:
-        yield
-    finally:
-        ms.uninstall_import_alias()
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - KNOWN))
