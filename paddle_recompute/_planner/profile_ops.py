@@ -49,7 +49,7 @@ from .op_units import unit_swaps
 from .options import recompute_forward
 from .profile import sync
 
-__all__ = ["OpProfile", "profile_ops"]
+__all__ = ["OpProfile", "profile_ops", "signature"]
 
 _clock = time.perf_counter
 
@@ -156,9 +156,14 @@ class _Recorder:
         return j in self.lineage.forced or j < self.lineage.floor
 
     def signature(self) -> tuple:
-        n = len(self.names)
-        return (tuple(self.names), tuple(self.nbytes), tuple(self.slots),
-                tuple(self.inputs(j) for j in range(n)), tuple(self.forced(j) for j in range(n)))
+        return signature(self)
+
+
+def signature(rec) -> tuple:
+    """What two recordings must share to be one graph: a recorder's or a run's slice of one."""
+    n = len(rec.names)
+    return (tuple(rec.names), tuple(rec.nbytes), tuple(rec.slots),
+            tuple(rec.inputs(j) for j in range(n)), tuple(rec.forced(j) for j in range(n)))
 
 
 def _recording(name: str, calls: list, active: list | None = None):

@@ -20,7 +20,7 @@ import functools
 from .._core.amp import grad_enabled, set_grad_enabled
 from .calibrate import Wrapped
 from .op_units import unit_swaps
-from .profile_ops import OpProfile, _forward, _grouped, _observation_seconds, _recording
+from .profile_ops import OpProfile, _forward, _grouped, _observation_seconds, _recording, signature
 
 __all__ = ["profile_runs"]
 
@@ -46,9 +46,7 @@ class _Slice:
         return self._rec.forced(self._start + j)
 
     def signature(self) -> tuple:
-        n = len(self.names)
-        return (tuple(self.names), tuple(self.nbytes), tuple(self.slots),
-                tuple(self.inputs(j) for j in range(n)), tuple(self.forced(j) for j in range(n)))
+        return signature(self)
 
 
 def _marked(child: str, active: list, forward):
