@@ -127,7 +127,42 @@ REUSE = {
     "records_per_input": _BN + "net.set_grad()\nx1, x2 = Tensor(G), Tensor(G * 2)\nnet(x1)\nnet(x2)\ng2 = ms.grad(net, None, net.trainable_params())(x2)\ng1 = ms.grad(net, None, net.trainable_params())(x1)\nresult = (g1, g2, stats())",
     "second_transform_runs_again": _BN + "net.set_grad()\nnet(x)\nms.grad(net, None, net.trainable_params())(x)\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (g, stats())",
     "eight_records": _BN + "net.set_grad()\nxs = [Tensor(G * (1 + i / 8)) for i in range(8)]\nouts = [net(v) for v in xs]\ngs = [ms.grad(net, None, net.trainable_params())(v) for v in xs]\nresult = (gs, stats())",
+    "stale_set_data": _BN + "net.set_grad()\nloss = net(x)\nnet.fc.weight.set_data(Tensor(C[:, :3] * 2))\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (loss, g, stats())",
+    "stale_assign": _BN + "net.set_grad()\nloss = net(x)\nops.assign(net.fc.weight, Tensor(C[:, :3] * 2))\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (loss, g, stats())",
+    "stale_load_param_into_net": _BN + "net.set_grad()\nloss = net(x)\nnot_loaded = ms.load_param_into_net(net, {'fc.weight': Parameter(Tensor(C[:, :3] * 2), name='fc.weight')})\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (loss, not_loaded, g, stats())",
+    "stale_optimizer_step": _BN + "net.set_grad()\nloss = net(x)\nopt = nn.SGD(net.trainable_params(), 0.5)\nopt(tuple(ops.ones_like(p) for p in net.trainable_params()))\nv, g = ms.value_and_grad(net, None, net.trainable_params())(x)\nresult = (loss, v, g, stats())",
+    "stale_input_changed_in_place": _BN + "net.set_grad()\nloss = net(x)\nx[0] = 5.0\nv, g = ms.value_and_grad(net, None, net.trainable_params())(x)\nresult = (loss, v, g, stats())",
+    "stale_set_data_input_grad": _BN + "net.set_grad()\nloss = net(x)\nnet.fc.weight.set_data(Tensor(C[:, :3] * 2))\ng = ms.grad(net, 0)(x)\nresult = (loss, g, stats())",
+    "stale_assign_input_grad": _BN + "net.set_grad()\nloss = net(x)\nops.assign(net.fc.weight, Tensor(C[:, :3] * 2))\ng = ms.grad(net, 0)(x)\nresult = (loss, g, stats())",
+    "stale_set_data_gamma": _BN + "net.set_grad()\nloss = net(x)\nnet.bn.gamma.set_data(Tensor(np.full(4, 0.5, np.float32)))\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (loss, g, stats())",
+    "stale_assign_gamma": _BN + "net.set_grad()\nloss = net(x)\nops.assign(net.bn.gamma, Tensor(np.full(4, 0.5, np.float32)))\ng = ms.grad(net, None, net.trainable_params())(x)\nresult = (loss, g, stats())",
+    "fresh_reference_input_grad": _BN + "net.fc.weight.set_data(Tensor(C[:, :3] * 2))\nresult = (ms.grad(net, 0)(x), stats())",
+    "fresh_reference": _BN + "net.fc.weight.set_data(Tensor(C[:, :3] * 2))\nv, g = ms.value_and_grad(net, None, net.trainable_params())(x)\nresult = (v, g, stats())",
     "set_grad_returns_cell": "net = nn.Dense(3, 2)\nresult = (net.set_grad() is net, net.requires_grad, net.set_grad(False).requires_grad)",
 }
 
-GROUPS = {"hook": HOOK, "reuse": REUSE}
+# ``Tensor.hooks()`` and ``Tensor.remove_hook(handle_id)``: MindSpore's list of a tensor's hooks
+# (the functions, in registration order) and removal by a handle's ``id``
+LISTING = {
+    "hooks_empty": "x = Tensor(A)\nresult = x.hooks()",
+    "hooks_in_order": _LOG + "a, b = hook('a'), hook('b')\nx.register_hook(a)\nx.register_hook(b)\nhs = x.hooks()\nresult = (type(hs).__name__, len(hs), hs[0] is a, hs[1] is b)",
+    "hooks_a_new_list": _LOG + "x.register_hook(hook('a'))\nhs = x.hooks()\nhs.clear()\nresult = (len(x.hooks()), x.hooks() is x.hooks())",
+    "hooks_after_handle_remove": _LOG + "a, b = hook('a'), hook('b')\nh = x.register_hook(a)\nx.register_hook(b)\nh.remove()\nresult = [f is b for f in x.hooks()]",
+    "hooks_same_function_twice": _LOG + "a = hook('a')\nh1 = x.register_hook(a)\nh2 = x.register_hook(a)\nresult = (len(x.hooks()), h1.id == h2.id, log, ms.grad(square)(x))",
+    "hooks_argument": "x = Tensor(A)\nresult = x.hooks(1)",
+    "hooks_on_intermediate": _LOG + "def f(v):\n    y = v * 2\n    y.register_hook(hook('y'))\n    log.append(('n', len(y.hooks())))\n    return (y * y).sum()\ng = ms.grad(f)(x)\nresult = (log, g)",
+    "hooks_on_parameter": _LOG + _DENSE + "a = hook('w')\nnet.weight.register_hook(a)\nresult = (len(net.weight.hooks()), net.weight.hooks()[0] is a, len(net.bias.hooks()))",
+    "remove_hook_by_id": _LOG + "h1 = x.register_hook(hook('a', lambda g: g + 1))\nx.register_hook(hook('b'))\nr = x.remove_hook(h1.id)\ng = ms.grad(square)(x)\nresult = (r, len(x.hooks()), log, g)",
+    "remove_hook_twice_then_handle": _LOG + "h = x.register_hook(hook('a'))\nr1 = x.remove_hook(h.id)\nr2 = x.remove_hook(h.id)\nh.remove()\nresult = (r1, r2, x.hooks(), log, ms.grad(square)(x))",
+    "remove_hook_unknown_id": _LOG + "x.register_hook(hook('a'))\nresult = (x.remove_hook(987654), len(x.hooks()), log, ms.grad(square)(x))",
+    "remove_hook_of_another_tensor": _LOG + "z = Tensor(A * 3)\nhz = z.register_hook(hook('z'))\nx.register_hook(hook('x'))\nx.remove_hook(hz.id)\nresult = (len(z.hooks()), len(x.hooks()), log, ms.grad(lambda a, b: (a * b).sum(), (0, 1))(x, z))",
+    "remove_hook_on_the_class": _LOG + "h = x.register_hook(hook('a'))\nr = Tensor.remove_hook(h.id)\nresult = (r, x.hooks(), log, ms.grad(square)(x))",
+    "remove_hook_a_handle": _LOG + "h = x.register_hook(hook('a'))\nresult = x.remove_hook(h)",
+    "remove_hook_a_string": "x = Tensor(A)\nresult = x.remove_hook('1')",
+    "remove_hook_no_argument": "x = Tensor(A)\nresult = x.remove_hook()",
+    "remove_hook_inside": _LOG + "def f(v):\n    y = v * 2\n    h = y.register_hook(hook('y', lambda g: g * 7))\n    y.remove_hook(h.id)\n    return (y * y).sum()\nresult = (log, ms.grad(f)(x))",
+    "remove_hook_on_parameter": _LOG + _DENSE + "h = net.weight.register_hook(hook('w', lambda g: g * 0))\nnet.weight.remove_hook(h.id)\nresult = (log, net.weight.hooks(), ms.grad(net, None, net.trainable_params())(x))",
+    "remove_hook_between_calls": _LOG + "h = x.register_hook(hook('x', lambda g: g * 3))\ng1 = ms.grad(square)(x)\nx.remove_hook(h.id)\ng2 = ms.grad(square)(x)\nresult = (log, g1, g2)",
+}
+
+GROUPS = {"hook": HOOK, "reuse": REUSE, "listing": LISTING}

@@ -20,6 +20,19 @@ Cell. Its floating inputs that record no gradient are passed to ``construct`` as
 do (the transform may ask for their gradients; nothing upstream of a no-gradient tensor is
 affected). A transform takes the record (once: Paddle frees the graph in the backward) when
 its function is that Cell and its inputs are the very same objects.
+
+NOTE [ A record read after its weights moved ]: MindSpore keeps a record when weights or
+inputs change between the forward and the transform (an optimizer step, ``set_data``,
+``ops.assign``, ``load_param_into_net``, ``x[0] = ...``): it still runs no forward, returns
+the recorded value, and differentiates the recorded graph, whose backward reads the saved
+activations of that forward and the *current* values of the tensors it saved by reference
+(recorded, ``stale_*`` in the ``reuse`` group: after ``set_data`` the weight gradient is the
+old graph's, which does not read the weight, while the input gradient, which does, reads the
+new weight; after an optimizer step BatchNorm's backward reads the new gamma). Paddle's saved
+tensors raise ``PermissionDenied`` instead when one was written in place. So a recorded forward
+saves its tensors through a frame of the saved-tensor hook stack that keeps each as a view
+of its buffer (``Kept``), which Paddle reads without its in-place check: the backward then
+reads what MindSpore's does. Recompute regions inside the forward own their saves as usual.
 """
 
 from __future__ import annotations
@@ -33,9 +46,9 @@ from typing import Any
 
 import paddle
 
+from .._core.hooks import Kept, pushed
+
 __all__ = ["set_grad", "recorded_call", "take", "own_forward", "Run"]
-
-
 
 _KEPT = 8  # records kept per Cell (MindSpore reused all 8 in the recorded case reuse/eight_records)
 
@@ -88,9 +101,20 @@ def recorded_call(cell: Any, call: Callable[..., Any], args: tuple, kwargs: dict
     if not _recording(cell):
         return call(*args, **kwargs)
     passed = tuple(_differentiable(a) for a in args)
-    out = call(*passed, **kwargs)
+    with pushed(_LiveSaves()):
+        out = call(*passed, **kwargs)
     _keep(cell, Run(weakref.ref(cell), args, dict(kwargs), passed, out))
     return out
+
+
+class _LiveSaves:
+    """The frame of a recorded forward: saved tensors are read as they are when the backward
+    runs (NOTE [ A record read after its weights moved ])."""
+
+    __slots__ = ()
+
+    def pack(self, tensor: paddle.Tensor) -> Kept:
+        return Kept(tensor)
 
 
 def _keep(cell: Any, run: Run) -> None:

@@ -73,3 +73,45 @@ def test_a_reused_forward_is_taken_once_and_records_are_bounded():
     del net  # the records go with the Cell
     gc.collect()
     assert key not in _forward_reuse._STATE.runs
+
+
+def test_a_stale_record_reads_the_weights_as_they_are_now():
+    """An optimizer-like in-place write between the recorded forward and the transform: no
+    second forward, the recorded value, and the backward reads the new weight (the input
+    gradient scales with it) instead of Paddle's PermissionDenied; the hook frame is gone."""
+    from paddle_recompute._core import hooks as core_hooks
+
+    calls = []
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(3, 1, has_bias=False)
+
+        def construct(self, v):
+            calls.append(1)
+            return self.fc(v).sum()
+
+    net = Net().set_grad()
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    loss = net(x)
+    assert core_hooks.active_frames() == ()
+    weight = net.fc.weight.numpy().copy()
+    ms.ops.assign(net.fc.weight, ms.Tensor(weight * 3))
+    value, grad = ms.value_and_grad(net, 0)(x)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(value.numpy(), loss.numpy())
+    np.testing.assert_array_equal(grad.numpy(), np.broadcast_to(weight * 3, (2, 3)))
+
+
+def test_a_recorded_forward_that_raises_leaves_no_frame():
+    from paddle_recompute._core import hooks as core_hooks
+
+    class Bad(nn.Cell):
+        def construct(self, v):
+            raise ValueError("inside")
+
+    net = Bad().set_grad()
+    with pytest.raises(ValueError, match="inside"):
+        net(ms.Tensor(np.ones((2, 3), np.float32)))
+    assert core_hooks.active_frames() == ()
