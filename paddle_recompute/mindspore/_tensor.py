@@ -17,6 +17,7 @@ import paddle
 from paddle.base.framework import EagerParamBase
 
 from ._dtype import to_numpy_dtype, to_paddle_dtype
+from ._surface import hooks
 from ._validate import not_provided
 
 __all__ = ["Tensor", "Parameter", "ParameterTuple", "to_tensor", "parameter_like"]
@@ -46,6 +47,11 @@ class Tensor(metaclass=_TensorMeta):
         if input_data is None:
             raise ValueError("For 'Tensor', 'input_data' must be given (or 'init' and 'shape').")
         return to_tensor(input_data, dtype)
+
+    @staticmethod
+    def remove_hook(handle_id: int) -> None:
+        """``Tensor.remove_hook(handle_id)``: take out the gradient hook with that handle id."""
+        return hooks.remove_hook(handle_id)
 
 
 def to_tensor(data: Any, dtype: Any = None) -> paddle.Tensor:

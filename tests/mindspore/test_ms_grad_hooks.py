@@ -115,3 +115,23 @@ def test_a_recorded_forward_that_raises_leaves_no_frame():
     with pytest.raises(ValueError, match="inside"):
         net(ms.Tensor(np.ones((2, 3), np.float32)))
     assert core_hooks.active_frames() == ()
+
+
+def test_remove_hook_finds_the_holder_by_id_and_lets_it_go():
+    """``remove_hook`` reaches the tensor through the process-wide registry, takes the Paddle
+    hook of an intermediate out too, and the registry holds no tensor alive."""
+    from paddle_recompute.mindspore._surface import hooks as ms_hooks
+
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    x.stop_gradient = False
+    y = x * 2
+    handle = y.register_hook(lambda g: g * 7)
+    assert ms_hooks._HOLDERS[handle.id] is y and handle.id in y.__dict__["_ms_paddle_hooks"]
+    ms.Tensor.remove_hook(handle.id)
+    assert y.hooks() == [] and y.__dict__["_ms_paddle_hooks"] == {}
+    (grad,) = __import__("paddle").grad((y * y).sum(), [x])
+    np.testing.assert_array_equal(grad.numpy(), np.full((2, 3), 8, np.float32))  # no * 7
+    kept = y.register_hook(lambda g: g)
+    del y
+    gc.collect()
+    assert kept.id not in ms_hooks._HOLDERS

@@ -38,10 +38,15 @@ from .scope import MACHINERY_CODES, VERDICTS, classify, mindspore_assigner, mind
 
 __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods_installed"]
 
+def _remove_hook(self: Any, handle_id: int) -> None:
+    """``tensor.remove_hook(handle_id)``: MindSpore's is static, so ``self`` plays no part."""
+    return hooks.remove_hook(handle_id)
+
+
 ADDED: dict[str, Callable] = {
     "asnumpy": data.asnumpy, "copy": data.copy, "init_data": data.init_data, "set_data": data.set_data,
     "expand_dims": layout.expand_dims, "reshape_as": layout.reshape_as,
-    "flush_from_cache": data.flush_from_cache,
+    "flush_from_cache": data.flush_from_cache, "hooks": hooks.hooks, "remove_hook": _remove_hook,
 }
 DISPATCHED: dict[str, Callable] = {
     "reshape": layout.reshape, "view": layout.view, "transpose": layout.transpose, "permute": layout.permute,

@@ -46,11 +46,11 @@ H absolute addbmm addcdiv addcmul addmv addr adjoint aminmax approximate_equal a
 arcsinh arctan arctan2 arctanh argmax_with_value argmin_with_value assign_value assign_value_cpp
 bernoulli cauchy choose col2im const_arg convert_bytes_to_tensor data_sync delete_ delta_seed det
 erfc fill fill_diagonal fills fliplr flipud float_power fmod fold from_dlpack
-from_numpy gather_elements geqrf ger get_bytes getitem_index_info hardshrink has_init histc hooks
+from_numpy gather_elements geqrf ger get_bytes getitem_index_info hardshrink has_init histc
 igamma igammac index index_copy_ index_of_parent_ init init_finished init_flag inplace_update inv
 invert is_init is_meta is_pinned is_shared is_signed itemset log_matrix_determinant log_normal
 logaddexp2 logdet lu_solve mH matrix_determinant move_to movedim mvlgamma nbytes nelement offload
-offload_file_path orgqr param_info parent_tensor_ positive ptp put_ random_categorical remove_hook
+offload_file_path orgqr param_info parent_tensor_ positive ptp put_ random_categorical
 resize reverse_sequence scatter_div scatter_max scatter_min scatter_mul scatter_sub
 searchsorted select set_cast_dtype set_const_arg set_device_address set_dtype set_init_flag
 set_param_info setitem_index_info sign_ soft_shrink storage storage_offset sum_to_size svd
