@@ -1,18 +1,24 @@
 """Every ``mindspore`` name a source tree references, and whether the layer provides it.
 
-    python compat/api_audit.py SOURCE_DIR [--missing] [--json OUT]
+    python compat/api_audit.py SOURCE_DIR [--missing] [--json OUT] [--presence RECORDED]
 
 Read statically (ast): imports (``import mindspore.nn as nn``, ``from mindspore import ops``,
 ``from mindspore.ops import operations as P``), attribute chains on the names they bind
 (``nn.Conv3d``, ``ops.mul``, ``P.Sort``, ``ms.numpy.ones``, ``ms.common.initializer.Normal``),
 and Tensor methods: ``x.name(...)`` calls on other objects whose ``name`` is a member of
 ``mindspore.Tensor`` (``self.name(...)`` excluded: in a Cell that is a sublayer; the recorded
-API, tests/mindspore/recorded/g_tensor_api.json).
+API, tests/mindspore/recorded/g_tensor_api.json), and calls on a chain that starts from a module
+of another library excluded (``np.unique(...)``, ``random.uniform(...)``,
+``np.arange(4).reshape(2, 2).repeat(2, 0)``: numpy's and Python's, not Tensor methods).
 
 A module-level name is provided when importing ``paddle_recompute.mindspore.<module>`` and
 reading the attribute raises nothing (a missing one raises ``MissingAPIError``); a Tensor
 method is provided when ``paddle.Tensor`` has it after the layer is imported and it is not
 one the layer guards for MindSpore code (``GUARDED``: Paddle's member means something else).
+
+``--presence`` reads which names real MindSpore 2.10 has (``compat/record/record_api_presence.py``;
+mindcv's: ``tests/mindspore/recorded/mindcv_api_presence.json``) and marks the names it lacks too
+(``n/a``: removed APIs, typos), which the layer does not provide either.
 """
 
 from __future__ import annotations
@@ -57,6 +63,27 @@ def _chain(node: ast.AST) -> list[str] | None:
     if isinstance(node, ast.Name):
         return [node.id, *reversed(parts)]
     return None
+
+
+def _foreign(tree: ast.AST) -> set[str]:
+    """Local names bound by imports of other modules (``numpy``, ``random``, ...)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            for a in node.names:
+                full = module or a.name
+                if a.name != "*" and not (full == "mindspore" or full.startswith("mindspore.")):
+                    out.add(a.asname or a.name.split(".")[0])
+    return out
+
+
+def _root(node: ast.AST) -> str | None:
+    """The name an expression's chain of attributes and calls starts from
+    (``np.arange(4).reshape(2, 2)`` -> ``np``)."""
+    while isinstance(node, ast.Attribute | ast.Call):
+        node = node.value if isinstance(node, ast.Attribute) else node.func
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _mark_parents(tree: ast.AST) -> None:
@@ -104,6 +131,7 @@ def audit(source: Path) -> dict:
         tree = ast.parse(text, str(path))
         _mark_parents(tree)
         aliases = _aliases(tree)
+        foreign = _foreign(tree) - set(aliases)
         rel = str(path.relative_to(source))
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and not isinstance(node.parent, ast.Attribute):
@@ -112,7 +140,11 @@ def audit(source: Path) -> dict:
                     where[".".join([aliases[chain[0]], *chain[1:]])].add(rel)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 chain = _chain(node.func)
-                if (chain is None or chain[0] not in (*aliases, "self")) and node.func.attr in tensor_api:
+                if (
+                    (chain is None or chain[0] not in (*aliases, "self"))
+                    and _root(node.func.value) not in foreign
+                    and node.func.attr in tensor_api
+                ):
                     methods_where[node.func.attr].add(rel)
         for dotted in aliases.values():
             where[dotted].add(rel)
@@ -132,21 +164,33 @@ def audit(source: Path) -> dict:
     }
 
 
+def _version(presence: Path) -> str:
+    return json.loads(presence.read_text())["mindspore"]
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("source", type=Path)
     parser.add_argument("--missing", action="store_true", help="list only the names not provided")
     parser.add_argument("--json", type=Path, help="write the full table here")
+    parser.add_argument("--presence", type=Path, help="recorded: the names MindSpore itself has")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     result = audit(args.source)
+    present = json.loads(args.presence.read_text())["present"] if args.presence else {}
     for row in result["rows"]:
+        row["in_mindspore"] = present.get(row["name"])
         if not (args.missing and row["provided"]):
+            mark = "yes" if row["provided"] else "n/a" if row["in_mindspore"] is False else "NO"
             print(
-                f"{'yes' if row['provided'] else 'NO ':4} {row['name']:60} {row['files'][0]}"
+                f"{mark:4} {row['name']:60} {row['files'][0]}"
                 + (f" (+{len(row['files']) - 1})" if len(row["files"]) > 1 else "")
             )
     print(f"{result['provided']} of {result['total']} referenced mindspore names provided")
+    if present:
+        absent = [r for r in result["rows"] if r["in_mindspore"] is False]
+        print(f"{len(absent)} referenced names are not in MindSpore {_version(args.presence)} either "
+              f"({sum(r['provided'] for r in absent)} of them provided)")
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
     return 0

@@ -101,7 +101,31 @@ VISION = {
                            "result = [Tensor(np.asarray(v.RandomRotation((d, d), expand=True)(img))) for d in (30, 100)]",
 }
 
+# ``Tensor.repeat``: MindSpore 2.10's CPU build has no kernel for it ("'repeat' is not supported on
+# this device"); it documents it as ``ops.tile`` with leading dimensions added, so where the call
+# reaches the device the recorded value is ``ops.tile``'s on the same input (the layer runs
+# ``repeat`` itself); argument errors come from the parser, before the device
+_REPEAT = ("def rep(x, reps, call):\n"
+           "    try:\n"
+           "        return call()\n"
+           "    except RuntimeError as error:\n"
+           "        if 'not supported on this device' not in str(error):\n"
+           "            raise\n"
+           "        return ops.tile(x, reps)\n"
+           "x = Tensor(A)\n")
+
 TENSOR = {
+    "repeat_varargs": _REPEAT + "result = rep(x, (2, 1), lambda: x.repeat(2, 1))",
+    "repeat_tuple": _REPEAT + "result = rep(x, (1, 3), lambda: x.repeat((1, 3)))",
+    "repeat_list_more_dims": _REPEAT + "result = rep(x, (2, 1, 2), lambda: x.repeat([2, 1, 2]))",
+    "repeat_keyword_tuple": _REPEAT + "result = rep(x, (2, 2), lambda: x.repeat(repeats=(2, 2)))",
+    "repeat_zero": _REPEAT + "result = rep(x, (0, 2), lambda: x.repeat(0, 2))",
+    "repeat_int32": _REPEAT + "y = Tensor(np.array([1, 2], np.int32))\nresult = rep(y, (3,), lambda: y.repeat(3))",
+    "repeat_repmlp": _REPEAT + "e = ops.eye(4)\nresult = rep(e, (1, 3), lambda: e.repeat(1, 3)).reshape(4, 3, 2, 2)",
+    "repeat_a_string": "result = Tensor(A).repeat('a')",
+    "repeat_keyword_int": "result = Tensor(A).repeat(repeats=2)",
+    "repeat_axis": "result = Tensor(A).repeat(2, axis=0)",
+    "repeat_float": "result = Tensor(A).repeat(2.0, 1)",
     "repeat_interleave": "x = Tensor(A)\nresult = (x.repeat_interleave(2, 0), x.repeat_interleave(2), x.repeat_interleave(Tensor(np.array([1, 3, 2], np.int32)), 1), x.repeat_interleave(3, dim=-1))",
     "reshape_as": "result = (Tensor(B).reshape_as(Tensor(np.zeros((6, 4), np.float32))), Tensor(A).reshape_as(Tensor(np.zeros((3, 2), np.int32))))",
     "lcm": "result = (Tensor(np.array([4, 6, 0, -8], np.int32)).lcm(Tensor(np.array([6, 4, 5, 12], np.int32))), Tensor(np.array([[3], [5]], np.int64)).lcm(Tensor(np.array([2, 10], np.int64))))",

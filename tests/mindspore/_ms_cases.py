@@ -61,7 +61,8 @@ def compare(expected: dict, actual: object, where: str = "result", atol: float =
             assert isinstance(actual, ms.Parameter) == expected["param"], f"{where}: Parameter or not"
         assert list(actual.shape) == expected["shape"], f"{where}: shape {list(actual.shape)}"
         assert dtype_name(actual.dtype) == expected["dtype"], f"{where}: dtype {actual.dtype}"
-        values = np.asarray(expected["values"], dtype=actual.numpy().dtype)
+        # reshaped: an empty tensor's nested list ([]) does not keep its shape
+        values = np.asarray(expected["values"], dtype=actual.numpy().dtype).reshape(expected["shape"])
         np.testing.assert_allclose(actual.numpy(), values, rtol=rtol, atol=atol, err_msg=where)
     elif "seq" in expected:
         kind = "tuple" if isinstance(actual, Shape) else type(actual).__name__  # Shape: a tuple subclass

@@ -100,3 +100,12 @@ def test_assigning_the_learning_rate_parameter_changes_the_rate(grouped):
     ms.ops.assign(rate, ms.Tensor(np.float32(0.25)))
     opt(grads)
     np.testing.assert_array_equal(net.weight.numpy(), before - np.float32(0.25))
+
+
+
+@pytest.mark.parametrize("args", ["2", "2, -1"])
+def test_repeat_refuses_what_mindspore_documents_as_runtime_errors(args):
+    """Fewer repeats than dimensions, or a negative one: MindSpore documents RuntimeError (its
+    CPU build cannot run ``repeat``, so these two are not recorded)."""
+    error = run_case(f"result = Tensor(A).repeat({args})")
+    assert isinstance(error, RuntimeError) and "For 'repeat'" in str(error)

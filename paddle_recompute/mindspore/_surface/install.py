@@ -56,6 +56,7 @@ DISPATCHED: dict[str, Callable] = {
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
     "where": data.where, "unbind": layout.unbind, "__setitem__": data.setitem,
     "repeat_interleave": layout.repeat_interleave, "register_hook": hooks.register_hook,
+    "repeat": layout.repeat,
 }
 DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size, "data": data.data}
 PARAMETER_DISPATCHED: dict[str, Callable] = {

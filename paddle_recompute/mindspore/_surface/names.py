@@ -33,7 +33,7 @@ index_select inner inverse is_complex isclose isneginf isposinf isreal itemsize 
 lerp lgamma logaddexp logcumsumexp logit logsumexp lstsq mT masked_scatter masked_scatter_
 matrix_power median moveaxis msort multinomial nan_to_num nanmean nanmedian nanquantile nansum
 new_empty new_full new_ones new_zeros nextafter nonzero norm normal_ ormqr pin_memory qr quantile
-rad2deg random_ ravel real remainder remainder_ renorm repeat
+rad2deg random_ ravel real remainder remainder_ renorm
 requires_grad_ reverse roll rot90 scatter scatter_ scatter_add scatter_add_ select_scatter set_ sgn
 signbit sinc slice_scatter slogdet sort stride strides swapdims take tensor_split to topk trace type
 type_as unfold uniform_ unique unique_consecutive value view_as vsplit

@@ -15,7 +15,7 @@ import paddle
 from .paddle_members import paddle_member
 
 __all__ = ["Shape", "shape", "reshape", "view", "transpose", "permute", "swapaxes", "expand_dims",
-           "squeeze", "flatten", "split", "chunk", "unbind", "reshape_as", "repeat_interleave"]
+           "squeeze", "flatten", "split", "chunk", "unbind", "reshape_as", "repeat_interleave", "repeat"]
 
 
 class Shape(tuple):
@@ -109,6 +109,34 @@ def repeat_interleave(x: paddle.Tensor, repeats: Any, dim: int | None = None, *,
     if isinstance(repeats, paddle.Tensor) and repeats.dtype != paddle.int64:
         repeats = repeats.astype("int64")
     return paddle.repeat_interleave(x, repeats, axis=dim)
+
+
+def repeat(x: paddle.Tensor, *repeats: Any, **kwargs: Any) -> paddle.Tensor:
+    """``repeat(*repeats)``: ``x`` copied ``repeats[i]`` times along dimension ``i``; with more
+    repeats than dimensions, ``x`` first gains leading dimensions of size 1 (``ops.tile``).
+
+    MindSpore 2.10 documents it so and its CPU build cannot run it ('repeat' is not supported on
+    this device): the recorded values are ``ops.tile``'s, the argument errors its parser's
+    (``tensor/repeat_*`` in ``compat/record/ms_cases_mindcv.py``). Fewer repeats than dimensions
+    or a negative one raise ``RuntimeError``, as documented."""
+    if isinstance(kwargs.get("repeats"), tuple | list):  # MindSpore's parser passes it, its op refuses
+        raise TypeError("tensor_repeat() got an unexpected keyword argument 'repeats'")
+    if "repeats" in kwargs:
+        raise TypeError("repeat(): argument 'repeats' must be tuple of int but got "
+                        f"{type(kwargs['repeats']).__name__}.")
+    if kwargs:
+        raise TypeError(f"repeat() got an unexpected keyword argument '{next(iter(kwargs))}'.")
+    flat = repeats[0] if len(repeats) == 1 and isinstance(repeats[0], tuple | list) else repeats
+    for i, r in enumerate(flat):
+        if isinstance(r, bool) or not isinstance(r, int):
+            raise TypeError("repeat(): argument 'repeats' (position 1) must be tuple of int but found "
+                            f"type of {type(r).__name__} at pos {i}.")
+    if len(flat) < x.ndim:
+        raise RuntimeError(f"For 'repeat', the number of repeats ({len(flat)}) must be at least the "
+                           f"input's number of dimensions ({x.ndim}).")
+    if any(r < 0 for r in flat):
+        raise RuntimeError(f"For 'repeat', every repeat must be non-negative, but got {list(flat)}.")
+    return paddle.tile(x, list(flat))
 
 
 def squeeze(x: paddle.Tensor, *axis: Any, **kwargs: Any) -> paddle.Tensor:
