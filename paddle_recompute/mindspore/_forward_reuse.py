@@ -32,7 +32,9 @@ new weight; after an optimizer step BatchNorm's backward reads the new gamma). P
 tensors raise ``PermissionDenied`` instead when one was written in place. So a recorded forward
 saves its tensors through a frame of the saved-tensor hook stack that keeps each as a view
 of its buffer (``Kept``), which Paddle reads without its in-place check: the backward then
-reads what MindSpore's does. Recompute regions inside the forward own their saves as usual.
+reads what MindSpore's does. Recompute regions inside the forward own their saves as usual; a
+frame already on the stack when the forward starts keeps its saves (the recipes' frame of
+``Primitive.recompute`` keeps views as well; a region around the Cell recomputes them).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from typing import Any
 
 import paddle
 
-from .._core.hooks import Kept, pushed
+from .._core.hooks import Kept, active_frames, pushed
 
 __all__ = ["set_grad", "recorded_call", "take", "own_forward", "Run"]
 
@@ -101,7 +103,9 @@ def recorded_call(cell: Any, call: Callable[..., Any], args: tuple, kwargs: dict
     if not _recording(cell):
         return call(*args, **kwargs)
     passed = tuple(_differentiable(a) for a in args)
-    with pushed(_LiveSaves()):
+    # a frame already on the stack owns the saves: a recompute region's, or the recipes' (which
+    # keeps views too, NOTE [ Recipes ] in _recipes.py)
+    with contextlib.nullcontext() if active_frames() else pushed(_LiveSaves()):
         out = call(*passed, **kwargs)
     _keep(cell, Run(weakref.ref(cell), args, dict(kwargs), passed, out))
     return out

@@ -170,3 +170,17 @@ def test_in_place_writes_are_guarded():
     errors = (paddle_recompute.RecomputeError, OSError)
     with pytest.raises(errors, match="modified in place after the forward"):
         ms.grad(WritesInput())(col)
+
+
+def test_a_grad_flagged_cells_reused_forward_still_recomputes_the_marked_operator():
+    """The forward recorded by ``set_grad`` and reused by the transform saves through the
+    recipes' frame: the marked output is computed again in backward, once."""
+    CountingAdd.calls = 0
+    net = Outer(mark=True).set_grad()
+    col = _column()
+    net(col)
+    g_col, (g_row,) = ms.grad(net, grad_position=0, weights=net.trainable_params())(col)
+    assert CountingAdd.calls == 2  # the one forward + the recomputation
+    _, base_col, base_row = _grads(mark=False)
+    np.testing.assert_array_equal(g_col.numpy(), base_col)
+    np.testing.assert_array_equal(g_row.numpy(), base_row)
