@@ -42,20 +42,10 @@ RECORDED = HERE.parent / "tests" / "mindspore" / "recorded" / "zoo"
 RESULTS = HERE / "zoo_results.json"
 TABLE = HERE / "zoo_results.md"
 # Models that cannot match, and why (found by comparing per-tensor gradients of one step; the row
-# still fails, this text follows its first error).
-_MOBILEVIT_SOFTMAX = (
-    "why: MindSpore's step-1 gradient at the attention softmax's input (layer_4.1.global_rep.2, "
-    "probed) is dp*p*(1-p), the softmax Jacobian without its off-diagonal terms (to {diag}), not "
-    "p*(dp - sum(dp*p)): its rows sum to up to {rows} against entries of {entries}, where a softmax "
-    "gradient's rows sum to 0 (so MindSpore gives the k bias of qkv_proj a gradient that is "
-    "mathematically 0). The layer gives the true gradient. The same MultiHeadAttention cell alone, "
-    "same shapes, in training mode, gets the true gradient in MindSpore; mobilevit_small's "
-    "MindSpore gradient has the same defect, within its floor there"
-)
-WHY = {
-    "mobilevit_xx_small": _MOBILEVIT_SOFTMAX.format(diag="2e-11", rows="4.2e-4", entries="2.9e-4"),
-    "mobilevit_x_small": _MOBILEVIT_SOFTMAX.format(diag="3e-11", rows="1.5e-3", entries="6.9e-4"),
-}
+# still fails, this text follows its first error). None at present: mobilevit_xx_small and
+# mobilevit_x_small were here while MindSpore's reference held its softmax gradient defect (see
+# warm_softmax_backward in compat/record/record_zoo.py).
+WHY: dict[str, str] = {}
 
 
 def first_error():

@@ -110,8 +110,27 @@ def _alarm(limit_s):
     return handler
 
 
+def warm_softmax_backward(ranks=range(1, 9)):
+    """One softmax backward per rank over a last axis of 2, before any model.
+
+    MindSpore 2.10's CPU backend computes every softmax backward of a rank as ``dp*p*(1-p)`` once
+    the process's first softmax backward of that rank ran over a last axis of size 1 (recorded:
+    compat/record/record_softmax_grad.py). At 64 px mobilevit's last attention is over one patch,
+    and its backward runs first, so mobilevit's own step, and every later model's in the same
+    process, got that gradient. After a first backward over a longer axis MindSpore stays right."""
+    for rank in ranks:
+        shape = (2,) * rank
+        weight = ms.Tensor(np.arange(2**rank, dtype=np.float32).reshape(shape))
+        ms.grad(_weighted_softmax, 0)(ms.Tensor(np.ones(shape, np.float32)), weight)
+
+
+def _weighted_softmax(v, weight):
+    return (ms.ops.softmax(v * 1, -1) * weight).sum()
+
+
 def main(argv):
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    warm_softmax_backward()
     OUT.mkdir(parents=True, exist_ok=True)
     given = [a for a in argv if not a.startswith("--")]
     limits = [int(a.split("=", 1)[1]) for a in argv if a.startswith("--limit-s=")]

@@ -4,8 +4,10 @@ Record: recorded/softmax_grad_after_size_one.json (``compat/record/record_softma
 MindSpore computes the softmax gradient ``p * (dp - sum(dp * p))`` until a softmax backward over
 a last axis of size 1 has run in the process; from then on every softmax backward of that rank
 gives ``dp * p * (1 - p)`` (recorded, each sequence in its own process). That is why mindcv's
-mobilevit_xx_small and mobilevit_x_small step differently in MindSpore at 64 px (their last
-stage's attention is over one patch, and its backward comes first). The layer keeps no such
+mobilevit_xx_small and mobilevit_x_small stepped differently in MindSpore at 64 px (their last
+stage's attention is over one patch, and its backward comes first) until the zoo's recorder
+warmed the softmax backward of every rank first (``warm_softmax_backward``, the sequence
+``warmed_then_size_one`` here). The layer keeps no such
 state: it gives the softmax gradient in every sequence, MindSpore's own where MindSpore's is right.
 Tolerance 1e-6: one float32 softmax and its backward, in another kernel.
 """

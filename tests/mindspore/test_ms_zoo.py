@@ -26,9 +26,8 @@ COMPAT = ROOT / "compat"
 
 def _family_representatives() -> list[dict]:
     """The recorded model MindSpore built with the fewest parameters, per family; models whose
-    row in compat/zoo_results.json says why they cannot match (compat/zoo.py's ``WHY``:
-    mobilevit_xx_small and mobilevit_x_small, where MindSpore's own gradient is not the
-    softmax's) are left out."""
+    row in compat/zoo_results.json says why they cannot match (compat/zoo.py's ``WHY``) are
+    left out."""
     rows = json.loads((COMPAT / "zoo_results.json").read_text())["rows"]
     explained = {row["model"] for row in rows if row.get("why")}
     best: dict[str, dict] = {}

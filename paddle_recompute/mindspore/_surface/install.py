@@ -38,6 +38,7 @@ from .scope import MACHINERY_CODES, VERDICTS, classify, mindspore_assigner, mind
 
 __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods_installed"]
 
+
 def _remove_hook(self: Any, handle_id: int) -> None:
     """``tensor.remove_hook(handle_id)``: MindSpore's is static, so ``self`` plays no part."""
     return hooks.remove_hook(handle_id)
