@@ -13,6 +13,7 @@ from paddle.base import core
 import paddle_recompute as pr
 from paddle_recompute import planner
 from paddle_recompute.__main__ import main
+from paddle_recompute._planner import op_options
 from paddle_recompute._planner import profile as planner_profile
 from paddle_recompute._planner.options import candidates_for
 from paddle_recompute.policies import OpPolicy
@@ -78,6 +79,27 @@ def test_decoder_layers_share_one_recorded_graph():
     assert len(cands) > 2 and all(isinstance(c.payload, OpPolicy) for c in cands)
     kept = [sum(op_prof.graph.ops[j].nbytes for j in c.payload.keep) for c in cands]
     assert kept == sorted(set(kept)) and kept[0] == 0  # frontier points, from recomputing all
+
+
+def test_each_offered_point_holds_the_bytes_its_model_predicts():
+    """NOTE [ Kept bytes ]: a kept dropout holds its mask too, and a kept view of a region
+    input (the causal mask) holds nothing more; the graph's bytes say so, exactly."""
+    model = _llama()
+    plan = planner.plan(model, budget=0.5, options=["ops"], final_rounds=0, **_kwargs())
+    prof = plan.profile
+    graph = prof.op_profiles["model.layers.0"].graph
+    compared = kept_dropout = 0
+    for block in prof.blocks:
+        for i in range(op_options.MAX_CANDIDATES):
+            point = op_options._point(prof, block, i)
+            if point is None:
+                break
+            (model_bytes, _), policy = point
+            measured, _ = prof.policy_costs[block][f"{op_options.KIND}:{i}"]
+            assert measured == model_bytes, (block, i, measured, model_bytes)
+            compared += 1
+            kept_dropout += any(graph.ops[j].name == "dropout" for j in policy.keep)
+    assert compared >= 2 * len(prof.blocks) and kept_dropout  # the mask's case was compared
 
 
 @pytest.mark.parametrize("budget", [0.6, 0.3])
