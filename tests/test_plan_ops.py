@@ -3,6 +3,7 @@ operator position, plans saved, loaded and applied to freshly built models."""
 
 import contextlib
 import gc
+import itertools
 import pathlib
 
 import _real_models as rm
@@ -90,7 +91,7 @@ def test_each_offered_point_holds_the_bytes_its_model_predicts():
     graph = prof.op_profiles["model.layers.0"].graph
     compared = kept_dropout = 0
     for block in prof.blocks:
-        for i in range(op_options.MAX_CANDIDATES):
+        for i in itertools.count():
             point = op_options._point(prof, block, i)
             if point is None:
                 break
@@ -100,6 +101,30 @@ def test_each_offered_point_holds_the_bytes_its_model_predicts():
             compared += 1
             kept_dropout += any(graph.ops[j].name == "dropout" for j in policy.keep)
     assert compared >= 2 * len(prof.blocks) and kept_dropout  # the mask's case was compared
+
+
+def test_a_plan_offers_and_measures_the_point_that_fits_each_blocks_share():
+    """NOTE [ Budget points ]: the fastest point within a block's share of the budget is
+    offered and measured; a later plan on the profile measures only its own new point."""
+    model = _llama()
+    plan = planner.plan(model, budget=0.5, options=["ops"], final_rounds=0, **_kwargs())
+    prof = plan.profile
+    inputs = sum(prof.layers[b].input_bytes for b in prof.blocks)
+    share = (plan.budget - prof.outside_bytes - inputs) // len(prof.blocks)
+    op_prof = prof.op_profiles["model.layers.0"]
+    assert op_prof.targets == (share,)
+    best = op_options._frontier(op_prof.graph).best(share)
+    offered = [op_options._point(prof, "model.layers.0", i)[1]
+               for i in range(len(op_options._points(op_prof)))]
+    assert any(p.keep == best.keep for p in offered)
+    assert all(f"ops:{i}" in prof.policy_costs[b] for b in prof.blocks for i in range(len(offered)))
+    measured = {b: dict(prof.policy_costs[b]) for b in prof.blocks}
+    again = planner.plan(model, budget=0.3, options=["ops"], final_rounds=0, profile=prof,
+                         **_kwargs())
+    assert len(again.profile.op_profiles["model.layers.0"].targets) == 2
+    for b in prof.blocks:  # earlier points kept their measurement; at most one new one
+        assert {k: v for k, v in prof.policy_costs[b].items() if k in measured[b]} == measured[b]
+        assert len(prof.policy_costs[b]) - len(measured[b]) <= 1
 
 
 @pytest.mark.parametrize("budget", [0.6, 0.3])

@@ -142,7 +142,7 @@ def plan(
     table = layer_table(model_or_fn, roots, blocks)
     # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
     # reference step a round for all of them)
-    ops = ops_wraps(call, table, roots, prof, kinds, calls=regions == "tree")
+    ops = ops_wraps(call, table, roots, prof, kinds, calls=regions == "tree", limit=limit)
     measure_options(call, table, roots, prof, {**policy_wraps(prof, kinds), **ops})
     if regions == "tree":
         measure_region_overhead(call, table, roots, prof)

@@ -68,12 +68,14 @@ _clock = time.perf_counter
 
 @dataclass(frozen=True)
 class OpProfile:
-    """A block's operator graph, the blocks that share it, and its observed forward's extra
-    seconds (``overhead_s``)."""
+    """A block's operator graph, the blocks that share it, its observed forward's extra
+    seconds (``overhead_s``) and the kept bytes plans asked points for (``targets``: NOTE
+    [ Budget points ] in ``op_options.py``)."""
 
     graph: OpGraph
     blocks: tuple[str, ...]
     overhead_s: float
+    targets: tuple[int, ...] = ()
 
 
 class _Held:
