@@ -27,8 +27,9 @@ of its saved bytes apart, and a budget between two of them is spent on the lower
 PaddleFormers' Llama (hidden 512, seq 256) at budget 0.5 every layer took the point holding
 22.5 MiB where its share of the budget was 26.5 MiB, and the plan held 0.42x.  So a plan
 also offers each block the frontier's fastest point within the block's share of the budget:
-the budget less the bytes saved outside the blocks and the blocks' inputs, over the number
-of blocks (blocks alike get the same point; the solver still mixes it with the others).
+the budget less the bytes saved outside the blocks and the blocks' inputs (those several
+take, once: NOTE [ Shared block inputs ] in ``profile.py``), over the number of blocks
+(blocks alike get the same point; the solver still mixes it with the others).
 The share is added to the graph's ``targets`` and the point is measured like the others,
 once: a later plan on the profile (another budget) adds its own and measures only that.
 The model's kept bytes equal what the region holds (NOTE [ Kept bytes ] in
@@ -117,7 +118,8 @@ def _target(prof, limit: int) -> None:
     blocks = [b for b in prof.blocks if b in prof.op_profiles]
     if not blocks:
         return
-    inputs = sum(prof.layers[b].input_bytes for b in prof.blocks)
+    inputs = (sum(prof.layers[b].input_bytes for b in prof.blocks)  # held once: NOTE [ Shared
+              - sum(n * (len(blocks) - 1) for n, blocks in prof.shared_inputs))  # block inputs ]
     share = (limit - prof.outside_bytes - inputs) // len(prof.blocks)
     if share <= 0:
         return
