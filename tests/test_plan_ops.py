@@ -3,6 +3,7 @@ operator position, plans saved, loaded and applied to freshly built models."""
 
 import contextlib
 import gc
+import itertools
 import pathlib
 
 import _real_models as rm
@@ -13,6 +14,7 @@ from paddle.base import core
 import paddle_recompute as pr
 from paddle_recompute import planner
 from paddle_recompute.__main__ import main
+from paddle_recompute._planner import op_options
 from paddle_recompute._planner import profile as planner_profile
 from paddle_recompute._planner.options import candidates_for
 from paddle_recompute.policies import OpPolicy
@@ -78,6 +80,73 @@ def test_decoder_layers_share_one_recorded_graph():
     assert len(cands) > 2 and all(isinstance(c.payload, OpPolicy) for c in cands)
     kept = [sum(op_prof.graph.ops[j].nbytes for j in c.payload.keep) for c in cands]
     assert kept == sorted(set(kept)) and kept[0] == 0  # frontier points, from recomputing all
+
+
+def test_each_offered_point_holds_the_bytes_its_model_predicts():
+    """NOTE [ Kept bytes ]: a kept dropout holds its mask too, and a kept view of a region
+    input (the causal mask) holds nothing more; the graph's bytes say so, exactly."""
+    model = _llama()
+    plan = planner.plan(model, budget=0.5, options=["ops"], final_rounds=0, **_kwargs())
+    prof = plan.profile
+    graph = prof.op_profiles["model.layers.0"].graph
+    compared = kept_dropout = 0
+    for block in prof.blocks:
+        for i in itertools.count():
+            point = op_options._point(prof, block, i)
+            if point is None:
+                break
+            (model_bytes, _), policy = point
+            measured, _ = prof.policy_costs[block][f"{op_options.KIND}:{i}"]
+            assert measured == model_bytes, (block, i, measured, model_bytes)
+            compared += 1
+            kept_dropout += any(graph.ops[j].name == "dropout" for j in policy.keep)
+    assert compared >= 2 * len(prof.blocks) and kept_dropout  # the mask's case was compared
+
+
+def test_a_plan_offers_and_measures_the_point_that_fits_each_blocks_share():
+    """NOTE [ Budget points ]: the fastest point within a block's share of the budget is
+    offered and measured; a later plan on the profile measures only its own new point."""
+    model = _llama()
+    plan = planner.plan(model, budget=0.5, options=["ops"], final_rounds=0, **_kwargs())
+    prof = plan.profile
+    inputs = (sum(prof.layers[b].input_bytes for b in prof.blocks)
+              - sum(n * (len(blocks) - 1) for n, blocks in prof.shared_inputs))
+    assert prof.shared_inputs  # the RoPE tables and the mask every layer takes
+    share = (plan.budget - prof.outside_bytes - inputs) // len(prof.blocks)
+    op_prof = prof.op_profiles["model.layers.0"]
+    assert op_prof.targets == (share,)
+    best = op_options._frontier(op_prof.graph).best(share)
+    offered = [op_options._point(prof, "model.layers.0", i)[1]
+               for i in range(len(op_options._points(op_prof)))]
+    assert any(p.keep == best.keep for p in offered)
+    assert all(f"ops:{i}" in prof.policy_costs[b] for b in prof.blocks for i in range(len(offered)))
+    measured = {b: dict(prof.policy_costs[b]) for b in prof.blocks}
+    again = planner.plan(model, budget=0.3, options=["ops"], final_rounds=0, profile=prof,
+                         **_kwargs())
+    assert len(again.profile.op_profiles["model.layers.0"].targets) == 2
+    for b in prof.blocks:  # earlier points kept their measurement; at most one new one
+        assert {k: v for k, v in prof.policy_costs[b].items() if k in measured[b]} == measured[b]
+        assert len(prof.policy_costs[b]) - len(measured[b]) <= 1
+
+
+def test_inputs_every_block_takes_are_counted_once():
+    """NOTE [ Shared block inputs ]: regions around all three layers hold the RoPE tables and
+    the mask once; the plan's prediction says so (without the credit it is 3.3 KB high)."""
+    model = _llama(layers=3)
+    _held(model)
+    none = _held(model)
+    blocks = [f"model.layers.{i}" for i in range(3)]
+    plan = planner.plan(model, budget=0.5, blocks=blocks, options=["full"], final_rounds=0,
+                        **_kwargs())
+    assert [c.option for c in plan.choices] == ["full"] * 3
+    assert len(plan.profile.shared_inputs) >= 2
+    with plan.apply(model):
+        _held(model)
+        held = _held(model)
+    assert held < none
+    # 124 bytes here are held by every plan on this model beyond its prediction, with or
+    # without regions sharing inputs (the 64 KiB bound above covers them too)
+    assert abs(held - plan.predicted_bytes) <= 128, (held, plan.predicted_bytes)
 
 
 @pytest.mark.parametrize("budget", [0.6, 0.3])

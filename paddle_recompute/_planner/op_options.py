@@ -21,12 +21,26 @@ puts the options on the same footing as the policies beside them.  A point whose
 keeps the model's cost.  An option's memory is the unit's inputs (a region holds them) plus
 the held bytes.  Offloading is offered only off the CPU (on the CPU the host is the device,
 so it frees nothing), priced by a measured host round trip.
+
+NOTE [ Budget points ]: points spread over a decoder layer's frontier lie a layer's eighth
+of its saved bytes apart, and a budget between two of them is spent on the lower one: on
+PaddleFormers' Llama (hidden 512, seq 256) at budget 0.5 every layer took the point holding
+22.5 MiB where its share of the budget was 26.5 MiB, and the plan held 0.42x.  So a plan
+also offers each block the frontier's fastest point within the block's share of the budget:
+the budget less the bytes saved outside the blocks and the blocks' inputs (those several
+take, once: NOTE [ Shared block inputs ] in ``profile.py``), over the number of blocks
+(blocks alike get the same point; the solver still mixes it with the others).
+The share is added to the graph's ``targets`` and the point is measured like the others,
+once: a later plan on the profile (another budget) adds its own and measures only that.
+The model's kept bytes equal what the region holds (NOTE [ Kept bytes ] in
+``profile_ops.py``), so the point fits the share as measured.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import time
 import warnings
 
@@ -48,23 +62,45 @@ KIND = "ops"
 MAX_CANDIDATES = 8
 
 
-def measure_ops(call, table: dict, roots: tuple, prof, kinds, calls: bool = False) -> None:
+def measure_ops(call, table: dict, roots: tuple, prof, kinds, calls: bool = False,
+                limit: int | None = None) -> None:
     """Fill ``prof.op_profiles`` when ``"ops"`` is among ``kinds`` and it is not filled yet,
     and measure the offered points."""
-    measure_options(call, table, roots, prof, ops_wraps(call, table, roots, prof, kinds, calls))
+    measure_options(call, table, roots, prof,
+                    ops_wraps(call, table, roots, prof, kinds, calls, limit))
 
 
-def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False) -> dict:
+def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False,
+              limit: int | None = None) -> dict:
     """Record the units' operators into ``prof.op_profiles`` (when ``"ops"`` is among
-    ``kinds`` and they are not recorded yet) and return the offered points as the options
-    ``measure_options`` takes (label -> {unit: wrap}); ``{}`` when nothing is to measure.
-    The units are the blocks and, with ``calls`` (plans over the call tree), the calls and
-    runs of calls NOTE [ Operator units ] picks; runs are priced by the model, not measured."""
-    params = trainable_params(table)
+    ``kinds`` and they are not recorded yet) and return the offered points not measured yet
+    as the options ``measure_options`` takes (label -> {unit: wrap}); ``{}`` when nothing is
+    to measure.  The units are the blocks and, with ``calls`` (plans over the call tree), the
+    calls and runs of calls NOTE [ Operator units ] picks; runs are priced by the model, not
+    measured.  With ``limit`` (the plan's budget in bytes), the blocks also get the point
+    that fits their share of it (NOTE [ Budget points ])."""
+    if KIND not in kinds or not trainable_params(table):
+        return {}
+    if not prof.op_profiles:
+        _record(call, table, roots, prof, calls)
+    if limit is not None:
+        _target(prof, limit)
+    options: dict = {}
+    for unit in op_units(prof, calls):
+        for i in range(len(_points(prof.op_profiles[unit])) if unit in prof.op_profiles else 0):
+            label = f"{KIND}:{i}"
+            if label not in prof.policy_costs.get(unit, {}):
+                options.setdefault(label, {})[unit] = functools.partial(
+                    _wrap, policy=_point(prof, unit, i)[1])
+    return options
+
+
+def _record(call, table: dict, roots: tuple, prof, calls: bool) -> None:
+    """Record the units' operators (and runs', with ``calls``) into ``prof.op_profiles``."""
     units = list(op_units(prof, calls))
     runs = op_runs(prof) if calls else {}
-    if KIND not in kinds or prof.op_profiles or not (units or runs) or not params:
-        return {}
+    if not (units or runs):
+        return
     found = _recorded(units, "its units' operators",
                       lambda: profile_ops(call, table, roots, prof, units=units))
     recorded = {**found, **_recorded(runs, "the runs' operators",
@@ -74,13 +110,26 @@ def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False)
         if seconds_per_byte is not None:
             op_prof = dataclasses.replace(op_prof, graph=_offloadable(op_prof.graph, seconds_per_byte))
         prof.op_profiles[block] = op_prof
-    options = {}
-    for i in range(MAX_CANDIDATES):
-        wraps = {u: functools.partial(_wrap, policy=point[1]) for u in found
-                 if (point := _point(prof, u, i)) is not None}
-        if wraps:
-            options[f"{KIND}:{i}"] = wraps
-    return options
+
+
+def _target(prof, limit: int) -> None:
+    """Add each block's share of ``limit`` to its graph's ``targets`` (NOTE [ Budget
+    points ])."""
+    blocks = [b for b in prof.blocks if b in prof.op_profiles]
+    if not blocks:
+        return
+    inputs = (sum(prof.layers[b].input_bytes for b in prof.blocks)  # held once: NOTE [ Shared
+              - sum(n * (len(blocks) - 1) for n, blocks in prof.shared_inputs))  # block inputs ]
+    share = (limit - prof.outside_bytes - inputs) // len(prof.blocks)
+    if share <= 0:
+        return
+    done: dict = {}
+    for b in blocks:
+        op_prof = prof.op_profiles[b]
+        if id(op_prof) not in done:
+            done[id(op_prof)] = (op_prof if share in op_prof.targets else
+                                 dataclasses.replace(op_prof, targets=(*op_prof.targets, share)))
+        prof.op_profiles[b] = done[id(op_prof)]
 
 
 def _recorded(todo, what: str, record) -> dict:
@@ -131,7 +180,16 @@ def _spread(points: tuple, n: int) -> list:
 
 
 def _points(op_prof) -> list:
-    return _spread(_frontier(op_prof.graph).points, MAX_CANDIDATES)
+    """The offered points: ``MAX_CANDIDATES`` spread over the frontier, then the fastest
+    within each of the graph's ``targets`` (in the order added, so a point's index, its
+    label, stays what it was when it was measured)."""
+    frontier = _frontier(op_prof.graph)
+    points = _spread(frontier.points, MAX_CANDIDATES)
+    for level in op_prof.targets:
+        best = frontier.best(level)
+        if best is not None and all((best.keep, best.offload) != (p.keep, p.offload) for p in points):
+            points.append(best)
+    return points
 
 
 def _point(prof, unit: str, i: int):
@@ -151,7 +209,7 @@ def _provider(block, prof):
     out = []
     row = prof.calls.get(block.name)  # a block's first call, a call unit; not a run
     layer = row.layer if row is not None else block.name
-    for i in range(MAX_CANDIDATES):
+    for i in itertools.count():
         point = _point(prof, block.name, i)
         if point is None:
             break

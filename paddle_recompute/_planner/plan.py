@@ -142,7 +142,7 @@ def plan(
     table = layer_table(model_or_fn, roots, blocks)
     # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
     # reference step a round for all of them)
-    ops = ops_wraps(call, table, roots, prof, kinds, calls=regions == "tree")
+    ops = ops_wraps(call, table, roots, prof, kinds, calls=regions == "tree", limit=limit)
     measure_options(call, table, roots, prof, {**policy_wraps(prof, kinds), **ops})
     if regions == "tree":
         measure_region_overhead(call, table, roots, prof)
@@ -183,7 +183,8 @@ def _block_plans(prof: Profile, table: dict, cands: list, limit: int, solver: st
 def _block_plan(prof: Profile, table: dict, limit: int, chosen: list, memory: float,
                 seconds: float) -> Plan:
     return Plan(budget=limit, baseline_bytes=prof.total_bytes,
-                predicted_bytes=prof.outside_bytes + int(memory), extra_s=seconds,
+                predicted_bytes=prof.outside_bytes + int(memory) - _credit(prof, chosen),
+                extra_s=seconds,
                 forward_s=prof.forward_s, profile=prof,
                 layers={t: table[t] for c in chosen for t in c.targets},
                 choices=[BlockChoice(b, c.kind, c.name, c.memory, c.time, c.targets,
@@ -244,14 +245,35 @@ def _share(least: float, prof: Profile) -> str:
 
 def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:
     """The chosen candidate per block and the solver's Solution (blocks get what is left
-    of the budget after the bytes saved outside them)."""
+    of the budget after the bytes saved outside them, and the credit of the inputs they
+    share: NOTE [ Shared block inputs ] in ``profile.py``)."""
     numbers_only = [[Option(c.name, c.memory, c.time) for c in cs] for cs in cands]
+    room = limit - prof.outside_bytes
     try:
-        sol = BLOCK_SOLVERS[solver](numbers_only, limit - prof.outside_bytes)
+        sol = BLOCK_SOLVERS[solver](numbers_only, room)
     except InfeasibleBudget as exc:
         least = exc.minimum + prof.outside_bytes
         raise InfeasibleBudget(limit, least, note=_share(least, prof)) from None
-    return [cs[i] for cs, i in zip(cands, sol.choice, strict=True)], sol
+    chosen = [cs[i] for cs, i in zip(cands, sol.choice, strict=True)]
+    for _ in range(3):
+        credit = _credit(prof, chosen)
+        if not credit:
+            break
+        wider = BLOCK_SOLVERS[solver](numbers_only, room + credit)
+        picked = [cs[i] for cs, i in zip(cands, wider.choice, strict=True)]
+        if (wider.choice == sol.choice or wider.time > sol.time
+                or wider.memory - _credit(prof, picked) > room):
+            break
+        chosen, sol = picked, wider
+    return chosen, sol
+
+
+def _credit(prof: Profile, chosen: list) -> int:
+    """Bytes of inputs shared by blocks that regions around several of the ``chosen`` hold
+    once but their options count each (NOTE [ Shared block inputs ] in ``profile.py``)."""
+    around = {c.targets[0] for c in chosen if len(c.targets) == 1 and c.targets[0] in prof.layers
+              and prof.layers[c.targets[0]].is_block}
+    return sum(n * max(len(around.intersection(blocks)) - 1, 0) for n, blocks in prof.shared_inputs)
 
 
 def _pooled(cands: list, prof: Profile) -> list:

@@ -19,7 +19,7 @@ from .._entry.recompute import policy_frames
 from .._selective.frame import PolicyFrame
 from .profile import clock
 
-__all__ = ["MeasuredFrame", "measured_regions"]
+__all__ = ["MeasuredFrame", "measured_regions", "buffer_of"]
 
 
 class MeasuredFrame(PolicyFrame):
@@ -59,7 +59,7 @@ class MeasuredFrame(PolicyFrame):
                 _add_buffer(sizes, op.mask[0])
         for t in self._alive_anyway():
             if t._is_initialized():
-                sizes.pop(_buffer(t)[0], None)
+                sizes.pop(buffer_of(t)[0], None)
         return _covered(sizes)
 
     def _alive_anyway(self):
@@ -90,12 +90,12 @@ def _covered(sizes: dict) -> int:
     return total
 
 
-def _buffer(t) -> tuple[int, int]:
+def buffer_of(t) -> tuple[int, int]:
     """(start, bytes) of the allocation behind ``t``: a view keeps all of it alive."""
     return t.data_ptr() - t._offset(), t._holder_size()
 
 
 def _add_buffer(sizes: dict, t) -> None:
     if t._is_initialized():
-        start, n = _buffer(t)
+        start, n = buffer_of(t)
         sizes[start] = max(sizes.get(start, 0), n)

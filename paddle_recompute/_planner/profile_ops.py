@@ -18,6 +18,17 @@ its inputs and whether it must run whenever a rerun passes it, as a policy regio
 them (``_selective/liveness.py``'s ``Lineage``), so the graph is priced as the rerun runs,
 leaving out dead operators (NOTE [ Ancestor model ]).
 
+NOTE [ Kept bytes ]: an operator's ``nbytes`` is what a policy region holds when it keeps
+that operator (``MeasuredFrame.held_bytes`` in ``policy_frame.py`` reads the same): the
+allocations behind its outputs, each once (a kept view holds its whole buffer), and behind
+the internal results it saves (the frame keeps those with the outputs so that the operator
+can be skipped: dropout's mask, a quarter of its output), less the buffers of the region's
+inputs and of parameters, which are held anyway (the causal mask ``unsqueeze``d inside a
+decoder layer costs nothing to keep).  Counting the outputs' sizes alone put PaddleFormers'
+Llama (hidden 512, seq 256) points off by up to 2 MiB a layer.  Not subtracted: non-
+persistable layer buffers (the frame subtracts them; no model here takes a view of one
+inside a block), and a buffer two kept operators share is counted for each.
+
 A block whose calls run different operators (called twice per step on different inputs) gets
 no graph, so no operator-level option.  Units whose calls run the same operators with the
 same bytes and slots (the decoder layers of a model, the two calls of a layer listed twice)
@@ -47,6 +58,7 @@ from .calibrate import Wrapped
 from .op_solve import Op, OpGraph, Slot
 from .op_units import unit_swaps
 from .options import recompute_forward
+from .policy_frame import buffer_of
 from .profile import sync
 
 __all__ = ["OpProfile", "profile_ops", "signature"]
@@ -56,12 +68,14 @@ _clock = time.perf_counter
 
 @dataclass(frozen=True)
 class OpProfile:
-    """A block's operator graph, the blocks that share it, and its observed forward's extra
-    seconds (``overhead_s``)."""
+    """A block's operator graph, the blocks that share it, its observed forward's extra
+    seconds (``overhead_s``) and the kept bytes plans asked points for (``targets``: NOTE
+    [ Budget points ] in ``op_options.py``)."""
 
     graph: OpGraph
     blocks: tuple[str, ...]
     overhead_s: float
+    targets: tuple[int, ...] = ()
 
 
 class _Held:
@@ -79,6 +93,7 @@ class _Recorder:
 
     def __init__(self, leaves):
         self.free = {t.data_ptr() for t in leaves if t._is_initialized()}
+        self.free_buffers = {buffer_of(t)[0] for t in leaves if t._is_initialized()}
         self.names: list[str] = []
         self.times: list[float] = []
         self.fixed: list[float] = []
@@ -132,7 +147,9 @@ class _Recorder:
         inputs = tree.flatten((args, kwargs))[0]
         self.lineage.operator(j, name, inputs, outputs, True)
         leaves = [t for t in outputs if t._is_initialized()]
-        self.nbytes.append(sum(t.size * t.element_size() for t in leaves))
+        internal = [t for t in self.pending
+                    if position(t, outputs) is None and position(t, inputs) is None]
+        self.nbytes.append(self._held_bytes(leaves + internal))
         for t in leaves:
             made = self.made.setdefault(t.data_ptr(), [])
             if j not in made:
@@ -143,6 +160,18 @@ class _Recorder:
         self.alive.append(out)
         self.last = _clock()
         return out
+
+    def _held_bytes(self, tensors: list) -> int:
+        """What keeping an operator holds (NOTE [ Kept bytes ]): the buffers behind its
+        outputs and internal saved results, each once, less the region's inputs and
+        parameters (alive anyway)."""
+        sizes: dict = {}
+        for t in tensors:
+            if t._is_initialized() and not t.persistable:
+                start, n = buffer_of(t)
+                if start not in self.free_buffers:
+                    sizes[start] = max(sizes.get(start, 0), n)
+        return sum(sizes.values())
 
     def observe_read(self, tensor) -> None:
         self.lineage.read(tensor, len(self.names))

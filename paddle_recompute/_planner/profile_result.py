@@ -121,6 +121,8 @@ class Profile:
     calls: dict[str, CallProfile] = field(default_factory=dict)  # call id -> row, in call order
     region_s: float | None = None  # a region's own cost per step: see _planner/region_overhead.py
     save_s: float = 0.0  # and its cost per tensor saved inside it (same file)
+    # (bytes, blocks) of inputs several blocks take: NOTE [ Shared block inputs ] in profile.py
+    shared_inputs: list = field(default_factory=list)
 
     @property
     def outside_bytes(self) -> int:
