@@ -51,8 +51,8 @@ def test_known_difference_is_the_documented_one(name):
 
 def test_groupnorm_output_is_mindspores_to_the_bit():
     """MindSpore's GroupNorm gives the correctly rounded float32 output; the layer normalises in
-    float64 to give the same bits. Paddle's own float32 kernel (E[x^2] - E[x]^2 in float32) does
-    not, which coherently biased poolformer_m36's step (nn/_norm.py)."""
+    float64 to give the same bits. Paddle's own float32 kernel does not (statistics in float32),
+    which coherently biased poolformer_m36's step (nn/_norm.py)."""
     case = CASES["zoo/groupnorm_rounding"]
     out = run_case(case["source"])[0]  # its gradient: test_case_matches_mindspore, 1e-6
     expected = np.asarray(case["result"]["items"][0]["values"], np.float32)

@@ -131,9 +131,9 @@ class GroupNorm(Cell):
     """``nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, gamma_init='ones',
     beta_init='zeros')``: parameters ``gamma`` and ``beta`` of shape ``(num_channels,)``.
 
-    A float32 input is normalised in float64 and rounded back, as MindSpore's CPU kernel does:
-    its outputs are the correctly rounded ones (bit-identical to this, recorded). Paddle's float32
-    kernel takes the variance as E[x^2] - E[x]^2 in float32, whose error is not random: on a
+    A float32 input is normalised in float64 and rounded back: MindSpore's CPU kernel gives the
+    correctly rounded outputs (bit-identical to this, recorded). Paddle's float32
+    kernel computes its statistics in float32, and its error is not random: on a
     (2, 768, 2, 2) input it scales every output by about 1 + 1.6e-7. Small, but coherent over
     every block, it moved poolformer_m36's logits after one training step by 3x MindSpore's noise
     floor (compat/zoo.py).
