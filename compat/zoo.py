@@ -42,10 +42,21 @@ RECORDED = HERE.parent / "tests" / "mindspore" / "recorded" / "zoo"
 RESULTS = HERE / "zoo_results.json"
 TABLE = HERE / "zoo_results.md"
 # Models that cannot match, and why (found by comparing per-tensor gradients of one step; the row
-# still fails, this text follows its first error). None at present: mobilevit_xx_small and
-# mobilevit_x_small were here while MindSpore's reference held its softmax gradient defect (see
-# warm_softmax_backward in compat/record/record_zoo.py).
-WHY: dict[str, str] = {}
+# still fails, this text follows its first error). mobilevit_xx_small and mobilevit_x_small were
+# here while MindSpore's reference held its softmax gradient defect (see warm_softmax_backward in
+# compat/record/record_zoo.py).
+WHY = {
+    "resnest200": (
+        "why: MindSpore's own first step diverges at 64 pixels and batch 2: step-1 gradients up to "
+        "2.6e12 (the stem's conv; here 1.3e12), weights after the update up to 2.6e10 (here 1.3e10), "
+        "and its first loss moves by 0.44 (13%) under 1e-6 weight noise (the training forward is "
+        "chaotic: its step-1 logits differ by 0.88 here, within 2x that floor). Where a step lands "
+        "from there is not a continuous function of the weights in float32: here 6 of 13 noise draws "
+        "give step logits near 1e25 (loss 34.56), the others about 10; MindSpore's 6 draws all gave "
+        "about 10. Why the layer lands far more often (6 of 13 against 0 of 6) was not found: both "
+        "start the second forward from weights of 1e10, where float32 overflow is near"
+    ),
+}
 
 
 def first_error():

@@ -343,6 +343,7 @@ ZOO = {
     "conv2d_transpose_valid": "c = nn.Conv2dTranspose(3, 2, 3, stride=2, pad_mode='valid', weight_init='ones')\nresult = c(Tensor(I))",
     "conv2d_transpose_pad": "c = nn.Conv2dTranspose(3, 2, 3, stride=1, pad_mode='pad', padding=1, weight_init='ones')\nresult = c(Tensor(I))",
     "groupnorm": "g = nn.GroupNorm(3, 3, gamma_init=Tensor(C[0, :3]), beta_init=Tensor(C[1, :3]))\nresult = (g(Tensor(I)), [p.name for p in g.get_parameters()])",
+    "groupnorm_rounding": "x = Tensor((np.random.RandomState(1).standard_normal((2, 32, 2, 2)) * 3 + 0.5).astype(np.float32))\ng = nn.GroupNorm(4, 32, gamma_init=Tensor(np.linspace(0.5, 1.5, 32).astype(np.float32)), beta_init=Tensor(np.linspace(-0.1, 0.1, 32).astype(np.float32)))\nresult = (g(x), ms.grad(lambda t: (g(t) * Tensor(B.reshape(-1)[:16].reshape(1, 1, 4, 4)[:, :, :2, :2])).sum())(x))",
     "batchnorm3d": "b = nn.BatchNorm3d(3)\nb.set_train()\nresult = (b(Tensor(I.reshape(2, 3, 2, 4, 8))), [p.name for p in b.get_parameters()])",
     "activations": "x = Tensor(B * 4)\nresult = (nn.HSigmoid()(x), nn.HSwish()(x), nn.ReLU6()(x), nn.Sigmoid()(x), nn.LogSoftmax()(x), nn.Identity()(x))",
     "onehot_cell": "result = nn.OneHot(depth=4)(Tensor(np.array([0, 3, 1], np.int32)))",
