@@ -278,15 +278,30 @@ def main() -> None:
     CLOCK[0] = args.clock
     paddle.set_device("cpu")
     print(HEADER, flush=True)
-    results = {}
+    results, commit = {}, _commit()  # the code that runs: read before any model
     for name in args.models.split(","):
+        start = {"load_average": os.getloadavg(), "wall_s": time.perf_counter()}
         try:
             results[name] = measure(name, args.rounds)
         except planner.InfeasibleBudget as exc:  # the goal's budget is below the model's least
             results[name] = {"infeasible": str(exc), "least_fraction": exc.minimum / exc.budget * 0.5}
+        results[name]["run"] = {"commit": commit, "load_average_start": start["load_average"],
+                                "load_average_end": os.getloadavg(),
+                                "wall_s": time.perf_counter() - start["wall_s"]}
         print(_line(name, results[name]), flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
+
+
+def _commit() -> str:
+    """This checkout's commit (``+`` when its tracked files differ from it), for the JSON."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    git = ["git", "-C", str(root)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "diff", "--quiet", "HEAD"], capture_output=True).returncode
+    return head.stdout.strip() + ("+" if dirty else "")
 
 
 if __name__ == "__main__":

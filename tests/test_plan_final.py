@@ -1,6 +1,10 @@
 """The plan's final measurement (NOTE [ Final measurement ]): which plans are measured, that
-each was applied while timed, and that the measured fastest is returned.  The timer is
-replaced by one that counts reruns, so no test depends on the machine's speed."""
+each was applied while timed, and that the measured fastest is returned only when it also
+beats the best-predicted plan in a duel.  The timer is replaced by one that counts reruns or
+reads scripted times, so no test depends on the machine's speed."""
+
+import contextlib
+import math
 
 import paddle
 import pytest
@@ -94,7 +98,9 @@ def test_plan_returns_the_measured_fastest(monkeypatch):
     # shortlisted: the solver's plan and every block recomputed (all kept does not fit)
     assert [[c.option for c in p.choices] for p in measured.plans] == [
         [c.option for c in solver.choices], ["full"] * 4]
-    assert len(counts) == 2 * 3  # two plans, a warm-up and two rounds each
+    # two plans, a warm-up and two rounds each; then the duel: every block recomputed leads
+    # but is predicted slower, and wins 7 paired rounds of 8 (it wins all: stopped at 7)
+    assert len(counts) == 2 * 3 + 2 * 7
     assert sorted(set(counts)) == [6, 8]  # two reruns, four: each plan was applied
     assert [c.option for c in chosen.choices] == ["full"] * 4  # measured faster
 
@@ -111,3 +117,101 @@ def test_one_plan_is_not_measured(monkeypatch):
 def test_final_rounds_checked(bad):
     with pytest.raises(ValueError, match="final_rounds"):
         pr.planner.plan(_model(), paddle.randn([2, 16]), budget=0.5, final_rounds=bad)
+
+
+class _Scripted:
+    """A plan whose steps take the scripted seconds, in order; the steps are logged."""
+
+    def __init__(self, name: str, extra_s: float, seconds: list, log: list):
+        self.name, self.extra_s, self.seconds, self.log = name, extra_s, list(seconds), log
+
+    @contextlib.contextmanager
+    def apply(self):
+        self.log.append(self.name)
+        yield
+
+    def step(self) -> float:
+        return self.seconds.pop(0)  # IndexError: more steps than scripted
+
+
+def _measure(plans: list, rounds: int = 3):
+    current = {}
+
+    def timer(call, roots, params):
+        return current["plan"].step()
+
+    for p in plans:  # the timer reads the plan applied last
+        original = p.apply
+
+        @contextlib.contextmanager
+        def apply(original=original, p=p):
+            current["plan"] = p
+            with original():
+                yield
+
+        p.apply = apply
+    chosen, ratios = final_choice.measure_final(None, {}, (), plans, rounds=rounds, timer=timer)
+    assert all(not p.seconds for p in plans), "every scripted step was taken"
+    return chosen, ratios
+
+
+def test_a_lucky_leader_loses_the_duel():
+    # the case of the twice-listed model: the solver's ``ops`` point (predicted faster) and
+    # the run rerun whole; three rounds put the run ahead by chance, fresh paired rounds do not
+    log: list = []
+    ops = _Scripted("ops", 1.0, [9, 1.0, 1.0, 1.0] + [1.0, 1.0], log)
+    run = _Scripted("run", 2.0, [9, 0.9, 0.9, 0.9] + [1.1, 1.1], log)
+    chosen, ratios = _measure([ops, run])
+    assert ratios == [1.0, 0.9]  # the run leads the rounds
+    assert chosen is ops  # without the duel the run was returned
+    # rounds in rotating order, then the duel alternating, stopped after two losses
+    assert log == ["ops", "run", "run", "ops", "ops", "run", "run", "ops"] + [
+        "ops", "run", "run", "ops"]
+
+
+def test_a_leader_faster_beyond_the_noise_wins_the_duel():
+    log: list = []
+    ops = _Scripted("ops", 1.0, [9, 1.0, 1.0, 1.0] + [1.0] * 7, log)
+    run = _Scripted("run", 2.0, [9, 0.9, 0.9, 0.9] + [0.95] * 7, log)
+    chosen, _ = _measure([ops, run])
+    assert chosen is run
+    assert len(log) == 8 + 2 * 7  # stopped at 7 wins: the eighth round cannot change it
+
+
+def test_six_wins_of_eight_keep_the_prediction():
+    log: list = []
+    ops = _Scripted("ops", 1.0, [9, 1.0, 1.0, 1.0] + [1.0] * 8, log)
+    run = _Scripted("run", 2.0, [9, 0.9, 0.9, 0.9] + [1.0] + [0.9] * 6 + [1.2], log)
+    chosen, _ = _measure([ops, run])
+    assert chosen is ops  # a tie and a loss: 6 of 8 is within the noise (p = 0.145)
+
+
+def test_no_duel_when_the_best_predicted_leads():
+    log: list = []
+    # the solver's plan first, but another predicted faster (a greedy solver's case) leads
+    solver = _Scripted("solver", 2.0, [9, 1.0, 1.0, 1.0], log)
+    cheap = _Scripted("cheap", 1.0, [9, 0.9, 0.8, 0.9], log)
+    slow = _Scripted("slow", 3.0, [9, 1.5, 1.5, 1.5], log)
+    chosen, ratios = _measure([solver, cheap, slow])
+    assert chosen is cheap and ratios == [1.0, 0.9, 1.5]
+    assert len(log) == 3 * 4
+
+
+def test_the_best_predicted_is_the_incumbent_not_the_first():
+    log: list = []
+    solver = _Scripted("solver", 2.0, [9, 0.9, 0.9, 0.9] + [1.1, 1.1], log)
+    cheap = _Scripted("cheap", 1.0, [9, 1.0, 1.0, 1.0] + [1.0, 1.0], log)
+    chosen, _ = _measure([solver, cheap])
+    assert chosen is cheap  # the solver's plan led but lost the duel to the best-predicted
+    assert log[8:] == ["cheap", "solver", "solver", "cheap"]
+
+
+def test_duel_wins_is_the_sign_tests_threshold():
+    for n in range(1, 13):
+        def tail(w, n=n):
+            return sum(math.comb(n, k) for k in range(w, n + 1)) / 2 ** n
+
+        need = final_choice.duel_wins(n, 0.05)
+        assert need == n + 1 or tail(need) <= 0.05
+        assert tail(need - 1) > 0.05
+    assert final_choice.duel_wins() == 7

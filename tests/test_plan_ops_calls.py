@@ -243,3 +243,34 @@ def test_saved_plan_on_another_model_names_the_layer_and_call(twice, tmp_path):
     with loaded.apply(changed), pytest.raises(pr.RecomputeError,
                                               match=r"block '1(@1)?' ran operator #1 'relu'"):
         _step(changed, x)
+
+
+def test_a_runs_points_are_priced_by_the_planners_clock(monkeypatch):
+    """NOTE [ Operator clock ]: operator times are the wall clock's; where the planner's clock
+    ran a quarter of it while the operators were recorded (a loaded machine), a run's ``ops``
+    points are priced at a quarter of their wall-clock seconds."""
+    import time
+    from dataclasses import replace
+
+    from paddle_recompute._planner import op_options, profile_ops
+
+    model, x = _twice(), _input()
+    _step(model, x)
+    prof = pr.planner.profile(model, x, repeats=1)
+    monkeypatch.setattr(profile_ops, "clock", lambda: time.perf_counter() / 4)
+    pr.planner.plan(model, x, budget=0.5, profile=prof, options=["full", "ops"], final_rounds=0)
+    monkeypatch.undo()
+    op_prof = prof.op_profiles["[1:5]"]
+    assert op_prof.clock_scale == pytest.approx(0.25, rel=1e-2)
+
+    def run_prices():
+        root, _ = tree_plan.call_tree(prof, pr.planner.option_kinds())
+        return next(opts for lo, hi, opts in root.children[0].run_options if (lo, hi) == (1, 4))
+
+    scaled = [o.time for o in run_prices()]
+    prof.op_profiles["[1:5]"] = replace(op_prof, clock_scale=1.0)
+    wall = [o.time for o in run_prices()]
+    points = op_options._points(op_prof)
+    assert len(scaled) == len(points) >= 1
+    for s, w, p in zip(scaled, wall, points, strict=True):
+        assert w - s == pytest.approx((1 - op_prof.clock_scale) * (op_prof.overhead_s + p.time), rel=1e-9)

@@ -38,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--options", default=None,
                         help="comma-separated option kinds (default: every registered kind)")
     parser.add_argument("--final-rounds", type=int, default=None,
-                        help="rounds measuring the few best plans that fit, to return the fastest "
-                             "(default 3; 0: the solver's plan, unmeasured)")
+                        help="rounds measuring the few best plans that fit; the fastest is returned "
+                             "if it also wins a duel against the best-predicted (default 3; 0: the "
+                             "solver's plan, unmeasured)")
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
 
 

@@ -18,17 +18,38 @@ ordered by predicted time, at most ``CANDIDATES`` of them.  With two or more, ea
 applied in turn and one forward + backward of the profiled call timed
 (``calibrate.step``: state put back, parameters' ``.grad`` untouched), ``rounds`` rounds
 interleaved in rotating order after one warm-up step each; the plan with the least median
-time relative to the solver's plan in the same round wins (the load of a shared machine
+time relative to the solver's plan in the same round leads (the load of a shared machine
 drifts between rounds; the ratio cancels it).  Times are by the planner's clock: CPU
 time on the CPU, the wall clock on an accelerator (NOTE [ Planning clock ] in
 ``profile.py``).  Fitting is by
-prediction: a plan the solver's model says exceeds the budget is never measured.  Cost: ``(rounds + 1) x
-candidates`` steps (defaults 3 and 4: 16 steps, on the Llama above ~40 s against minutes
-of pricing the options).
+prediction: a plan the solver's model says exceeds the budget is never measured.
+
+The prediction is the default and a measurement must overturn it beyond its noise.  Three
+rounds of single steps cannot separate plans a few percent apart on a loaded machine: the
+twice-listed model of ``benchmarks/regions.py`` (one ``Sequential`` holding a block
+twice) measured 0.44-0.52 of the least plan's extra time in four runs and 0.67 in a fifth,
+where the rounds put the run rerun whole (predicted slower, and slower) ahead of the
+solver's ``ops`` point by chance.  So when the leader is not the best-predicted plan (the
+least ``extra_s``, the first on ties), the two meet in a duel: ``DUEL_ROUNDS`` fresh
+paired rounds (one step of each, the order alternating, so neither always runs on the
+other's warm caches), and the leader is returned only if it was faster in so many of them
+that a one-sided sign test rejects "neither is faster" at ``ALPHA`` (``duel_wins``: 7 of
+8); a tie counts against it.  Fresh rounds, because the leader was picked as the least of
+several noisy medians, which flatters it (the winner's curse); paired, because a step
+against the step beside it cancels the load's drift; a sign test, because a loaded
+machine's step times are skewed by bursts that no variance describes, and the test assumes
+only that, were the two plans equally fast, either is as likely to win a round.  The duel
+stops as soon as its outcome is fixed (after 2 losses, or 7 wins), which gives the same
+answer as all 8 rounds.
+
+Cost: ``(rounds + 1) x candidates`` steps (defaults 3 and 4: 16 steps, on the Llama above
+~40 s against minutes of pricing the options), plus at most ``2 x DUEL_ROUNDS`` (16) when
+a plan other than the best-predicted leads.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 
@@ -36,10 +57,13 @@ from .._core.amp import grad_enabled, set_grad_enabled
 from .calibrate import step, trainable_params
 from .plan_value import Plan
 
-__all__ = ["shortlist", "uniform_choices", "kind_subsets", "measure_final", "ROUNDS", "CANDIDATES"]
+__all__ = ["shortlist", "uniform_choices", "kind_subsets", "measure_final", "duel_wins", "ROUNDS",
+           "CANDIDATES", "DUEL_ROUNDS", "ALPHA"]
 
 ROUNDS = 3
 CANDIDATES = 4
+DUEL_ROUNDS = 8
+ALPHA = 0.05
 
 
 def kind_subsets(kinds) -> list[tuple[str, ...]]:
@@ -78,27 +102,74 @@ def shortlist(plans: list[Plan], limit: int, n: int = CANDIDATES) -> list[Plan]:
 
 def measure_final(call, table: dict, roots: tuple, plans: list[Plan], rounds: int = ROUNDS,
                   timer: Callable | None = None) -> tuple[Plan, list[float]]:
-    """The plan of ``plans`` with the least median step time relative to ``plans[0]``'s in
-    the same round, and each plan's median ratio (see NOTE [ Final measurement ]).
+    """The plan to return: the best-predicted of ``plans`` unless the one with the least
+    median step time relative to ``plans[0]``'s in the same round also wins the duel against
+    it; and each plan's median ratio (see NOTE [ Final measurement ]).
     ``timer(call, roots, params) -> seconds`` runs one step (default ``calibrate.step``)."""
     if len(plans) < 2 or rounds < 1:
         return plans[0], [1.0] * len(plans)
-    timer = timer or step
-    params = trainable_params(table)
-    times: list[list[float]] = [[] for _ in plans]
+    timed = _Timed(call, table, roots, timer or step)
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        n = len(plans)
-        for r in range(rounds + 1):  # round 0 warms each plan up
-            for i in list(range(n))[r % n:] + list(range(n))[:r % n]:
-                with plans[i].apply():
-                    seconds = timer(call, roots, params)
-                if r:
-                    times[i].append(seconds)
+        ratios = _rounds(timed, plans, rounds)
+        leader = min(range(len(plans)), key=lambda i: (ratios[i], i))
+        best = min(range(len(plans)), key=lambda i: (plans[i].extra_s, i))
+        if leader != best and _duel(timed, plans[best], plans[leader]):
+            best = leader
     finally:
         set_grad_enabled(grad)
-    ratios = [statistics.median(t / b for t, b in zip(ts, times[0], strict=True)) for ts in times]
-    best = min(range(len(plans)), key=lambda i: (ratios[i], i))
     return plans[best], ratios
 
+
+class _Timed:
+    """One timed step of the profiled call with a plan applied."""
+
+    def __init__(self, call, table: dict, roots: tuple, timer: Callable):
+        self.call, self.roots, self.timer = call, roots, timer
+        self.params = trainable_params(table)
+
+    def __call__(self, plan: Plan) -> float:
+        with plan.apply():
+            return self.timer(self.call, self.roots, self.params)
+
+
+def _rounds(timed: _Timed, plans: list[Plan], rounds: int) -> list[float]:
+    """Each plan's median step time relative to ``plans[0]``'s in the same round, over
+    ``rounds`` rounds in rotating order after a warm-up round."""
+    n = len(plans)
+    times: list[list[float]] = [[] for _ in plans]
+    for r in range(rounds + 1):  # round 0 warms each plan up
+        for i in list(range(n))[r % n:] + list(range(n))[:r % n]:
+            seconds = timed(plans[i])
+            if r:
+                times[i].append(seconds)
+    return [statistics.median(t / b for t, b in zip(ts, times[0], strict=True)) for ts in times]
+
+
+def duel_wins(rounds: int = DUEL_ROUNDS, alpha: float = ALPHA) -> int:
+    """The least number of won rounds out of ``rounds`` at which a one-sided sign test rejects
+    "equally fast" at level ``alpha`` (``rounds + 1``: never)."""
+    tail = 0
+    for wins in range(rounds, -1, -1):
+        tail += math.comb(rounds, wins)
+        if tail / 2 ** rounds > alpha:
+            return wins + 1
+    return 0
+
+
+def _duel(timed: _Timed, incumbent: Plan, challenger: Plan) -> bool:
+    """Whether ``challenger`` is faster than ``incumbent`` beyond the noise: paired rounds,
+    stopped once the sign test's outcome is fixed (NOTE [ Final measurement ])."""
+    need, wins, losses = duel_wins(), 0, 0
+    for r in range(DUEL_ROUNDS):
+        if wins >= need or DUEL_ROUNDS - losses < need:
+            break
+        if r % 2:
+            mine = timed(challenger)
+            theirs = timed(incumbent)
+        else:
+            theirs = timed(incumbent)
+            mine = timed(challenger)
+        wins, losses = (wins + 1, losses) if mine < theirs else (wins, losses + 1)
+    return wins >= need

@@ -200,7 +200,7 @@ def _point(prof, unit: str, i: int):
         return None
     p = points[i]
     policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, unit)
-    return (p.memory, op_prof.overhead_s + p.time), policy
+    return (p.memory, (op_prof.overhead_s + p.time) * op_prof.clock_scale), policy
 
 
 def _provider(block, prof):

@@ -85,8 +85,10 @@ def plan(
     block (see ``_planner/policy_options.py``).  Last, the few best plans
     that fit (the solver's, the solver's over fewer kinds, each option on every block: a
     preset or policy as a whole-model choice) are measured, one forward and backward each
-    over ``final_rounds`` interleaved rounds, and the fastest is returned (NOTE [ Final
-    measurement ] in ``_planner/final_choice.py``: at most 4 plans, 16 steps by default).
+    over ``final_rounds`` interleaved rounds; the best-predicted is returned unless the
+    measured fastest also beats it in a duel of fresh paired rounds, by a sign test (NOTE
+    [ Final measurement ] in ``_planner/final_choice.py``: at most 4 plans, 16 steps by
+    default, and at most 16 more for a duel).
 
     Args:
         model_or_fn: the model, or a function running it (e.g. forward plus loss, so the

@@ -29,7 +29,8 @@ kernels included), not the wall clock; on a shared machine the wall clock is mos
 for other processes (a 2-core host at load 8: ten 1024x1024 matmuls took 8.6-10.2 s of wall
 clock and 0.48-0.51 s of CPU time).  On an accelerator, where the host waits for the
 device, it is the wall clock (after ``sync``).  Per-operator times (``profile_ops.py``)
-stay on the wall clock: reading the CPU time is a system call, slow next to small kernels.
+stay on the wall clock: reading the CPU time is a system call, slow next to small kernels;
+their prices are converted to the planner's clock (NOTE [ Operator clock ] there).
 """
 
 from __future__ import annotations

@@ -37,6 +37,23 @@ policy region's forward costs beyond the unit's plain run (every operator passes
 Python to be numbered and shown to the policy) is measured: forwards of the call with every
 unit in a region under ``policies.recompute_all`` alternate with plain forwards, and the
 median difference is shared among the units by their operator counts.
+
+NOTE [ Operator clock ]: operator times are read from the wall clock (reading the CPU time
+is a system call, slow next to small kernels; NOTE [ Planning clock ] in ``profile.py``),
+but everything they are weighed against (a call's or a run's rerun, a measured option, the
+final measurement) is by the planner's clock, CPU time on the CPU.  On a loaded machine the
+wall clock is mostly waiting for other processes, so a graph priced by it is overpriced
+against the rest by the load, a different factor in each profile.  So each recorded call is
+also timed whole by the planner's clock, and ``OpProfile.clock_scale`` (the planner's
+seconds per wall second, summed over the graph's recorded calls; a run's, over its caller's
+calls) converts an offered point's price (``op_options._point``).  Waiting is taken to be
+spread over the call's operators in proportion to their wall time.  On an accelerator the
+planner's clock is the wall clock and the scale is 1.  Where a point is measured (blocks and
+call units: ``policy_options.measure_options``), the measurement replaces the price; runs'
+points are priced, so the scale is what puts them on the planner's clock (the twice-listed
+model of ``benchmarks/regions.py`` at load 6 on 2 cores: plans with its run's ``ops``
+point predicted 2.8-6.5 ms across four profiles against 5.7-6.7 ms rerunning the run
+whole, two of five plans reran it whole, which measured slower; the scale was 0.38-0.70).
 """
 
 from __future__ import annotations
@@ -59,7 +76,7 @@ from .op_solve import Op, OpGraph, Slot
 from .op_units import unit_swaps
 from .options import recompute_forward
 from .policy_frame import buffer_of
-from .profile import sync
+from .profile import clock, sync
 
 __all__ = ["OpProfile", "profile_ops", "signature"]
 
@@ -70,12 +87,15 @@ _clock = time.perf_counter
 class OpProfile:
     """A block's operator graph, the blocks that share it, its observed forward's extra
     seconds (``overhead_s``) and the kept bytes plans asked points for (``targets``: NOTE
-    [ Budget points ] in ``op_options.py``)."""
+    [ Budget points ] in ``op_options.py``). Its seconds are the wall clock's, and
+    ``clock_scale`` is the planner's clock's seconds per wall-clock second over the recording
+    forwards (NOTE [ Operator clock ])."""
 
     graph: OpGraph
     blocks: tuple[str, ...]
     overhead_s: float
     targets: tuple[int, ...] = ()
+    clock_scale: float = 1.0
 
 
 class _Held:
@@ -104,6 +124,7 @@ class _Recorder:
         self.pending: list | None = None
         self.lineage = Lineage(leaves)
         self.marks: dict = {}  # child call id -> (operators before it, operators by its end)
+        self.clock_s = self.wall_s = 0.0  # the recorded call, by the planner's clock and the wall's
         self.last = _clock()
 
     def pack(self, tensor):
@@ -202,7 +223,7 @@ def _recording(name: str, calls: list, active: list | None = None):
         def recorded(*args, **kwargs):
             rec = _Recorder(tree.flatten((args, kwargs))[0])
             sync()
-            start = _clock()
+            start, start_clock = _clock(), clock()
             if active is not None:
                 active.append(rec)
             try:
@@ -213,7 +234,9 @@ def _recording(name: str, calls: list, active: list | None = None):
                 if active is not None:
                     active.pop()
             sync()
-            calls.append((name, rec, _clock() - start))
+            rec.clock_s = clock() - start_clock
+            rec.wall_s = _clock() - start
+            calls.append((name, rec, rec.wall_s))
             rec.alive = []
             return out
 
@@ -293,4 +316,6 @@ def _grouped(members: list, repeats: int, per_op: float) -> OpProfile:
     graph = OpGraph(ops, tuple(Slot(p, c, a) for p, c, a in first.slots), ancestors=True)
     blocks = tuple(dict.fromkeys(name for name, _ in members))
     calls_per_block = len(members) / (len(blocks) * repeats)
-    return OpProfile(graph, blocks, per_op * len(ops) * calls_per_block)
+    wall = sum(r.wall_s for r in recs)
+    scale = sum(r.clock_s for r in recs) / wall if wall > 0 else 1.0
+    return OpProfile(graph, blocks, per_op * len(ops) * calls_per_block, scale)

@@ -35,6 +35,7 @@ class _Slice:
         self.slots = [(None if p is None or p < start else p - start, c - start,
                        tuple(q - start for q in aliases if start <= q < end))
                       for p, c, aliases in rec.slots if start <= c < end]
+        self.clock_s, self.wall_s = rec.clock_s, rec.wall_s  # the caller's whole call
         self._rec, self._start = rec, start
 
     def inputs(self, j: int) -> tuple[int, ...] | None:
