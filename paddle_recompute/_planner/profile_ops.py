@@ -318,4 +318,4 @@ def _grouped(members: list, repeats: int, per_op: float) -> OpProfile:
     calls_per_block = len(members) / (len(blocks) * repeats)
     wall = sum(r.wall_s for r in recs)
     scale = sum(r.clock_s for r in recs) / wall if wall > 0 else 1.0
-    return OpProfile(graph, blocks, per_op * len(ops) * calls_per_block, scale)
+    return OpProfile(graph, blocks, per_op * len(ops) * calls_per_block, clock_scale=scale)
