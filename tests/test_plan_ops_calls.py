@@ -8,14 +8,12 @@ import collections
 import paddle
 import pytest
 from _op_counts import counting_ops
-from _rc_helpers import gc_paused
+from _plan_apply import apply_and_step, held_after_forward, train_step
 from paddle import nn
-from paddle.base import core
 
 import paddle_recompute as pr
 from paddle_recompute._planner import op_units, tree_plan, tree_solve
-from paddle_recompute._planner.profile import nbytes_of
-from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
+from paddle_recompute.testing import assert_tensors_equal
 
 D = 64
 
@@ -34,27 +32,10 @@ def _input():
     return x
 
 
-def _held(model, x) -> int:
-    with gc_paused():
-        before = core.host_memory_stat_current_value("Allocated", 0)
-        out = model(x)
-        return core.host_memory_stat_current_value("Allocated", 0) - before - nbytes_of(out)
-
-
-def _step(model, x):
-    loss = (model(x) ** 2).mean()
-    loss.backward()
-    grads = snapshot_grads(model)
-    grads["x"] = x.grad.clone()
-    model.clear_gradients()
-    x.clear_gradient()
-    return float(loss), grads
-
-
 @pytest.fixture(scope="module")
 def twice():
     model, x = _twice(), _input()
-    _step(model, x)  # first call: lazily made state
+    train_step(model, x)  # first call: lazily made state
     return model, x, pr.planner.profile(model, x, repeats=1)
 
 
@@ -91,19 +72,13 @@ def test_operator_plan_on_calls_holds_its_prediction_and_trains_exactly(twice, b
     model, x, prof = twice
     plan = _ops_plan(model, x, prof, budget)
     assert plan.predicted_bytes <= plan.budget
-    ref_loss, ref_grads = _step(model, x)
-    base = _held(model, x)
-    model.clear_gradients()
-    with plan.apply():
-        held = _held(model, x)
-        model.clear_gradients()
-        loss, grads = _step(model, x)
+    run = apply_and_step(plan, model, x)
     # the tree's model over-predicts by a region's output that a kept consumer takes without
     # saving it (NOTE [ Region tree ]): call 0's output, which the ReLU takes, one tensor
-    over = (plan.predicted_bytes - prof.total_bytes) - (held - base)
-    assert over in (0, 32 * D * 4), (held, base, str(plan))
-    assert loss == ref_loss
-    assert_tensors_equal(grads, ref_grads)
+    over = (plan.predicted_bytes - prof.total_bytes) - (run.held - run.base)
+    assert over in (0, 32 * D * 4), (run.held, run.base, str(plan))
+    assert run.loss == run.ref_loss
+    assert_tensors_equal(run.grads, run.ref_grads)
 
 
 def _keeping_plan(model, prof):
@@ -133,7 +108,7 @@ def test_reruns_skip_the_kept_operators(twice):
                     and s.producer not in c.payload.keep), default=0)
         expected.update(o.name for j, o in enumerate(graph.ops[:stop]) if j not in c.payload.keep)
     with plan.apply(), counting_ops("linear", "gelu", "tanh") as counts:
-        _step(model, x)
+        train_step(model, x)
     assert counts == expected
     assert counts["linear"] < 8  # a forward and a full rerun of both calls: 8
 
@@ -142,7 +117,7 @@ def test_saved_plan_with_call_options_applies_to_a_fresh_model(twice, tmp_path):
     model, x, prof = twice
     plan = _keeping_plan(model, prof)
     with plan.apply():
-        original = _held(model, x)
+        original = held_after_forward(model, x)
         model.clear_gradients()
     path = tmp_path / "plan.json"
     plan.save(path)
@@ -150,11 +125,11 @@ def test_saved_plan_with_call_options_applies_to_a_fresh_model(twice, tmp_path):
     assert loaded.to_dict() == plan.to_dict()
     assert {c.call for c in loaded.choices} == {0, 1} and all(c.payload for c in loaded.choices)
     fresh = _twice(seed=5)
-    ref_loss, ref_grads = _step(fresh, x)
+    ref_loss, ref_grads = train_step(fresh, x)
     with loaded.apply(fresh):
-        assert _held(fresh, x) == original
+        assert held_after_forward(fresh, x) == original
         fresh.clear_gradients()
-        loss, grads = _step(fresh, x)
+        loss, grads = train_step(fresh, x)
     assert loss == ref_loss
     assert_tensors_equal(grads, ref_grads)
 
@@ -199,8 +174,8 @@ def test_operator_option_on_a_run_trains_exactly_and_skips_kept_operators(twice,
     (choice,) = plan.choices
     assert choice.kind == "ops" and choice.span == (1, 5) and choice.payload.keep
     assert choice.targets == ("1", "2", "1", "4") and choice.members == ((0, 2), (0, 1), (1, 2), (0, 1))
-    ref_loss, ref_grads = _step(model, x)
-    base = _held(model, x)
+    ref_loss, ref_grads = train_step(model, x)
+    base = held_after_forward(model, x)
     model.clear_gradients()
     graph = prof.op_profiles["[1:5]"].graph
     stop = max(s.reach for s in graph.slots if s.producer is not None
@@ -208,10 +183,10 @@ def test_operator_option_on_a_run_trains_exactly_and_skips_kept_operators(twice,
     expected = collections.Counter(o.name for o in graph.ops)
     expected.update(o.name for j, o in enumerate(graph.ops[:stop]) if j not in choice.payload.keep)
     with plan.apply():
-        held = _held(model, x)
+        held = held_after_forward(model, x)
         model.clear_gradients()
         with counting_ops(*{o.name for o in graph.ops}) as counts:
-            loss, grads = _step(model, x)
+            loss, grads = train_step(model, x)
     assert held - base == plan.predicted_bytes - prof.total_bytes
     assert counts == expected and counts["linear"] < 2 * 5
     assert loss == ref_loss
@@ -219,11 +194,11 @@ def test_operator_option_on_a_run_trains_exactly_and_skips_kept_operators(twice,
     path = tmp_path / "plan.json"
     plan.save(path)
     fresh = _twice(seed=5)
-    ref_loss, ref_grads = _step(fresh, x)
+    ref_loss, ref_grads = train_step(fresh, x)
     with pr.planner.Plan.load(path).apply(fresh):
-        assert _held(fresh, x) == held
+        assert held_after_forward(fresh, x) == held
         fresh.clear_gradients()
-        loss, grads = _step(fresh, x)
+        loss, grads = train_step(fresh, x)
     assert loss == ref_loss
     assert_tensors_equal(grads, ref_grads)
 
@@ -242,7 +217,7 @@ def test_saved_plan_on_another_model_names_the_layer_and_call(twice, tmp_path):
     changed = nn.Sequential(nn.Linear(D, D), block, nn.ReLU(), block, nn.Linear(D, D))
     with loaded.apply(changed), pytest.raises(pr.RecomputeError,
                                               match=r"block '1(@1)?' ran operator #1 'relu'"):
-        _step(changed, x)
+        train_step(changed, x)
 
 
 def test_a_runs_points_are_priced_by_the_planners_clock(monkeypatch):
@@ -255,7 +230,7 @@ def test_a_runs_points_are_priced_by_the_planners_clock(monkeypatch):
     from paddle_recompute._planner import op_options, profile_ops
 
     model, x = _twice(), _input()
-    _step(model, x)
+    train_step(model, x)
     prof = pr.planner.profile(model, x, repeats=1)
     monkeypatch.setattr(profile_ops, "clock", lambda: time.perf_counter() / 4)
     pr.planner.plan(model, x, budget=0.5, profile=prof, options=["full", "ops"], final_rounds=0)

@@ -4,15 +4,13 @@ held bytes as predicted, exact parity, reruns counted, fine budget steps, the re
 import numpy as np
 import paddle
 import pytest
-from _rc_helpers import gc_paused
+from _plan_apply import apply_and_step, held_after_forward, train_step
 from paddle import nn
-from paddle.base import core
 
 import paddle_recompute as pr
 from paddle_recompute._core.forwards import swap_forward
 from paddle_recompute._planner import region_overhead, tree_plan, tree_solve
-from paddle_recompute._planner.profile import nbytes_of
-from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
+from paddle_recompute.testing import assert_tensors_equal
 
 
 class Albert(nn.Layer):
@@ -90,22 +88,11 @@ def _build(name):
 
 
 def _held(model, x) -> int:
-    paddle.seed(7)
-    with gc_paused():
-        before = core.host_memory_stat_current_value("Allocated", 0)
-        out = model(x)
-        return core.host_memory_stat_current_value("Allocated", 0) - before - nbytes_of(out)
+    return held_after_forward(model, x, seed=7)
 
 
 def _step(model, x):
-    paddle.seed(7)
-    loss = (model(x) ** 2).mean()
-    loss.backward()
-    grads = snapshot_grads(model)
-    grads["x"] = x.grad.clone()
-    model.clear_gradients()
-    x.clear_gradient()
-    return float(loss), grads
+    return train_step(model, x, seed=7)
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
@@ -140,19 +127,13 @@ def test_plan_holds_what_it_predicts_and_trains_exactly(built, way):
     least = _least(model, x, prof)
     plan = pr.planner.plan(model, x, budget=int(least + way * (prof.total_bytes - least)), profile=prof)
     assert plan.predicted_bytes <= plan.budget and plan.choices
-    ref_loss, ref_grads = _step(model, x)
-    base = _held(model, x)
-    model.clear_gradients()
-    with plan.apply():
-        held = _held(model, x)
-        model.clear_gradients()
-        loss, grads = _step(model, x)
+    run = apply_and_step(plan, model, x, seed=7)
     # the model never under-predicts; it over-predicts a region's output that a kept
     # consumer takes without saving (NOTE [ Region tree ]); by at most a quarter here
-    over = (plan.predicted_bytes - prof.total_bytes) - (held - base)
-    assert 0 <= over <= prof.total_bytes / 4, (held, base, str(plan))
-    assert loss == ref_loss
-    assert_tensors_equal(grads, ref_grads)
+    over = (plan.predicted_bytes - prof.total_bytes) - (run.held - run.base)
+    assert 0 <= over <= prof.total_bytes / 4, (run.held, run.base, str(plan))
+    assert run.loss == run.ref_loss
+    assert_tensors_equal(run.grads, run.ref_grads)
 
 
 def test_budgets_down_to_the_real_minimum(built):

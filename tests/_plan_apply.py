@@ -1,0 +1,58 @@
+"""Helpers shared by the planner tests that apply a plan: held bytes and one training step,
+with and without the plan, on the same model and input."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import paddle
+from _rc_helpers import gc_paused
+from paddle.base import core
+
+from paddle_recompute._planner.profile import nbytes_of
+from paddle_recompute.testing import snapshot_grads
+
+
+def held_after_forward(model, x, seed: int | None = None) -> int:
+    """Host bytes the forward leaves allocated, less its output's."""
+    if seed is not None:
+        paddle.seed(seed)
+    with gc_paused():
+        before = core.host_memory_stat_current_value("Allocated", 0)
+        out = model(x)
+        return core.host_memory_stat_current_value("Allocated", 0) - before - nbytes_of(out)
+
+
+def train_step(model, x, seed: int | None = None):
+    """``(loss, grads)`` of ``mean(model(x) ** 2)``; the gradients of the parameters and of
+    ``x``, which are cleared afterwards."""
+    if seed is not None:
+        paddle.seed(seed)
+    loss = (model(x) ** 2).mean()
+    loss.backward()
+    grads = snapshot_grads(model)
+    grads["x"] = x.grad.clone()
+    model.clear_gradients()
+    x.clear_gradient()
+    return float(loss), grads
+
+
+class Applied(NamedTuple):
+    ref_loss: float
+    ref_grads: dict
+    base: int  # bytes held without the plan
+    held: int  # bytes held under it
+    loss: float
+    grads: dict
+
+
+def apply_and_step(plan, model, x, seed: int | None = None) -> Applied:
+    """A step and the held bytes without ``plan``, then both under it."""
+    ref_loss, ref_grads = train_step(model, x, seed)
+    base = held_after_forward(model, x, seed)
+    model.clear_gradients()
+    with plan.apply():
+        held = held_after_forward(model, x, seed)
+        model.clear_gradients()
+        loss, grads = train_step(model, x, seed)
+    return Applied(ref_loss, ref_grads, base, held, loss, grads)
