@@ -23,7 +23,9 @@ times by the wall clock; the JSON keeps both (``ms``, ``wall_ms``).
 ``extra`` is a choice's time over none's as a fraction of full recompute's (``k=n``).
 Losses of every choice equal none's bit for bit (asserted).  Verdicts per budget: the plan
 fits it; its time against the fastest simpler choice that fits; and every choice that
-holds no more memory than the plan yet ran faster (``beaten by``).
+holds no more memory than the plan yet ran faster (``beaten by``, by the medians; ``beyond
+noise``: also in enough paired rounds for a one-sided sign test at 0.05, the planner's duel
+rule).  ``--table FILE`` prints a saved run's report again.
 
 Models: ``gpt`` (the project's GPT), each PaddleFormers causal LM family that trains on CPU
 (``llama``, ...; ``<family>_large``: hidden ``--large-hidden``), ``resnet50``
@@ -55,6 +57,7 @@ from paddle_recompute._bench import gpt as gpt_model  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory  # noqa: E402
 from paddle_recompute._bench.paddleformers import FAMILIES, causal_lm  # noqa: E402
 from paddle_recompute._planner.calibrate import Wrapped  # noqa: E402
+from paddle_recompute._planner.final_choice import duel_wins  # noqa: E402
 from paddle_recompute._planner.options import option_kinds, recompute_forward  # noqa: E402
 from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
 
@@ -248,14 +251,20 @@ def _verdict(rows: dict, budget: float) -> dict:
     fits = {n: r for n, r in simple.items() if r["memory"] <= budget}
     best = min(fits, key=lambda n: fits[n]["time"]) if fits else None
     plan = rows[f"plan {budget:g}"]
-    beaten_by = sorted(n for n, r in rows.items() if n != f"plan {budget:g}"
-                       and r["memory"] <= plan["memory"] and r["time"] < plan["time"])
+    rivals = [n for n, r in rows.items() if n != f"plan {budget:g}" and r["memory"] <= plan["memory"]]
+    beaten_by = sorted(n for n in rivals if rows[n]["time"] < plan["time"])
+    wins = {n: sum(r < p for r, p in zip(rows[n]["ms"], plan["ms"], strict=True)) for n in beaten_by}
     return {"budget": budget, "plan_fits": plan["memory"] <= budget, "plan_memory": plan["memory"],
             "plan_time": plan["time"], "plan_extra": plan["extra"],
             "block_plan_extra": rows.get(f"block plan {budget:g}", {"extra": float("nan")})["extra"],
             "best_simple": best, "best_time": fits[best]["time"] if best else None,
             "plan_vs_best": plan["time"] / fits[best]["time"] if best else None,
-            "beaten_by": beaten_by}
+            "beaten_by": beaten_by, "rounds_won": wins, "rounds": len(plan["ms"]),
+            # faster in enough paired rounds (the same round's steps) for a one-sided sign test
+            # at 0.05 to reject "equally fast": the planner's own duel rule (NOTE [ Final
+            # measurement ]); a median ahead by less than the rounds' spread is not a slower
+            # plan.  Needs at least 5 rounds (4 of 4 is p = 0.0625)
+            "beaten_beyond_noise_by": sorted(n for n in beaten_by if wins[n] >= duel_wins(len(plan["ms"])))}
 
 
 def report(name: str, result: dict) -> None:
@@ -271,8 +280,22 @@ def report(name: str, result: dict) -> None:
                 f"plan/best {v['plan_vs_best']:.3f}" if v["best_simple"] else "no simpler choice fits")
         print(f"budget {v['budget']:g}: plan {'fits' if v['plan_fits'] else 'DOES NOT FIT'} "
               f"({v['plan_memory']:.3f}x) at {v['plan_time']:.3f}x, extra {v['plan_extra']:.2f} of full's "
-              f"(block plan {v['block_plan_extra']:.2f}); {best}; beaten by: {v['beaten_by'] or 'none'} "
-              f"{chosen}")
+              f"(block plan {v['block_plan_extra']:.2f}); {best}; beaten by: {_beaten(v)} "
+              f"(beyond noise: {v['beaten_beyond_noise_by'] or 'none'}) {chosen}")
+
+
+def _beaten(verdict: dict) -> str:
+    wins, rounds = verdict.get("rounds_won", {}), verdict.get("rounds")
+    return ", ".join(f"{n} ({wins[n]} of {rounds} rounds)" for n in verdict["beaten_by"]) or "none"
+
+
+def print_saved(path: str) -> None:
+    """The report of a saved ``--json`` run, its verdicts recomputed from the rows."""
+    saved = json.loads(Path(path).read_text())
+    budgets = [float(b) for b in saved["args"]["budgets"].split(",")]
+    for name, result in saved["results"].items():
+        result["verdicts"] = [_verdict(result["rows"], b) for b in budgets if f"plan {b:g}" in result["rows"]]
+        report(name, result)
 
 
 def plot(path: str, results: dict) -> None:
@@ -316,7 +339,10 @@ def main() -> None:
                              "wall clock is mostly waiting) or by the wall clock")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--plot", metavar="PNG")
+    parser.add_argument("--table", metavar="FILE", help="print the tables and verdicts of a saved --json run")
     args = parser.parse_args()
+    if args.table:
+        return print_saved(args.table)
     CLOCK[0] = args.clock
     paddle.set_device("cpu")
     budgets = [float(b) for b in args.budgets.split(",")]
