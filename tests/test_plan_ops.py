@@ -34,9 +34,10 @@ def _kwargs(step=0):
 
 def _held(model) -> int:
     """Bytes a forward holds for backward (as tests/test_real_models_plan.py)."""
+    kwargs = _kwargs()  # made outside the window: the loss keeps the ids (its labels)
     gc.collect()
     before = core.host_memory_stat_current_value("Allocated", 0)
-    out = model(**_kwargs())
+    out = model(**kwargs)
     held = core.host_memory_stat_current_value("Allocated", 0) - before
     held -= planner_profile.nbytes_of(out)
     rm.loss_of(out).backward()
@@ -144,9 +145,11 @@ def test_inputs_every_block_takes_are_counted_once():
         _held(model)
         held = _held(model)
     assert held < none
-    # 124 bytes here are held by every plan on this model beyond its prediction, with or
-    # without regions sharing inputs (the 64 KiB bound above covers them too)
-    assert abs(held - plan.predicted_bytes) <= 128, (held, plan.predicted_bytes)
+    # exact but for the loss: PaddleFormers' ``masked_lm_loss / loss_mask.sum()`` saves its
+    # output for backward, so the profile counts those 4 bytes, and ``_held`` subtracts them
+    # as the forward's output (the 124 bytes once left here were the 128-byte ids, made
+    # inside the window and kept by the loss as its labels)
+    assert held == plan.predicted_bytes - 4, (held, plan.predicted_bytes)
 
 
 @pytest.mark.parametrize("budget", [0.6, 0.3])
