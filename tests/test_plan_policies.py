@@ -1,6 +1,7 @@
 """Planner options that are selective regions: measured bytes are the bytes held, plans exact."""
 
 import gc
+import warnings
 
 import numpy as np
 import paddle
@@ -81,22 +82,70 @@ def test_register_policy_option_checks_its_arguments():
 
 
 def test_a_policy_kind_that_fails_is_left_out_with_a_warning():
+    calls = []
+
     def broken(info):
+        calls.append(info)
         raise ValueError("no such tensor")
 
     pr.planner.register_policy_option("policy:broken", broken)
     try:
         model, _ = gpt_model.build(CFG, "none")
         tokens, _ = gpt_model.synthetic_batch(CFG, 0)
+        options = ("keep", "full", "policy:broken")
         with pytest.warns(UserWarning, match="'policy:broken' left out.*no such tensor"):
-            plan = pr.planner.plan(model, tokens, budget=0.5, options=("keep", "full", "policy:broken"))
+            plan = pr.planner.plan(model, tokens, budget=0.5, options=options)
         assert {c.kind for c in plan.choices} <= {"keep", "full"}
         assert _entry._POLICY_FRAMES.make is PolicyFrame  # the measurement's frames are gone
+        assert calls and all(plan.profile.policy_costs[b]["policy:broken"] is None
+                             for b in plan.profile.blocks)
+        # the failure is remembered: a later plan on the profile neither runs nor offers it
+        before = len(calls)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            again = pr.planner.plan(model, tokens, budget=0.3, options=options, profile=plan.profile)
+        assert len(calls) == before and {c.kind for c in again.choices} <= {"keep", "full"}
     finally:
         from paddle_recompute._planner import options as _plan_options
         from paddle_recompute._planner import policy_options as _plan_policies
 
         del _plan_options._KINDS["policy:broken"], _plan_policies.POLICY_KINDS["policy:broken"]
+
+
+def test_an_operator_point_that_fails_is_left_out_and_not_run_again(monkeypatch):
+    """A point whose measured run fails is offered nowhere (it was offered with the model's
+    cost while the warning said "left out"), and a later plan does not run it again."""
+    from paddle_recompute._planner import op_options
+
+    runs = []
+
+    def failing_wrap(forward, policy):
+        if not policy.keep:  # recomputes everything: runs as usual
+            return op_options.recompute_forward(forward, policy=policy)
+
+        def fails(*args, **kwargs):
+            runs.append(policy)
+            raise RuntimeError("this point cannot run")
+        return fails
+
+    monkeypatch.setattr(op_options, "_wrap", failing_wrap)
+    model, _ = gpt_model.build(CFG, "none")
+    tokens, _ = gpt_model.synthetic_batch(CFG, 0)
+    with pytest.warns(UserWarning, match="'ops:1' left out.*this point cannot run"):
+        plan = pr.planner.plan(model, tokens, budget=0.5, options=("keep", "full", "ops"),
+                               final_rounds=0)
+    costs = plan.profile.policy_costs[plan.profile.blocks[0]]
+    failed = {k for k, v in costs.items() if v is None}
+    assert runs and "ops:1" in failed and costs["ops:0"] is not None
+    assert all(c.option not in failed for c in plan.choices)
+    before = len(runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = pr.planner.plan(model, tokens, budget=0.7, options=("keep", "full", "ops"),
+                                final_rounds=0, profile=plan.profile)
+    new = {k for k, v in plan.profile.policy_costs[plan.profile.blocks[0]].items() if v is None} - failed
+    assert len(runs) - before == len(new)  # only a new budget point, if any, ran
+    assert all(c.option not in failed | new for c in again.choices)
 
 
 def test_region_options_are_priced_per_round_against_that_rounds_plain_forward(monkeypatch):

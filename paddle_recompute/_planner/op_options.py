@@ -18,7 +18,9 @@ rerun time, plus what its forward took beyond the unit's plain forward in the sa
 (on PaddleFormers' Llama at hidden 512 on CPU by up to 2x either way on a loaded machine),
 so ranking by the model and pricing by measurement
 puts the options on the same footing as the policies beside them.  A point whose run fails
-keeps the model's cost.  An option's memory is the unit's inputs (a region holds them) plus
+is left out where it failed, and a later plan on the profile does not run it again
+(``measure_options`` records the failure); points not measured (runs of calls) keep the
+model's cost.  An option's memory is the unit's inputs (a region holds them) plus
 the held bytes.  Offloading is offered only off the CPU (on the CPU the host is the device,
 so it frees nothing), priced by a measured host round trip.
 
@@ -214,7 +216,10 @@ def _provider(block, prof):
         if point is None:
             break
         (held, seconds), policy = point
-        held, seconds = prof.policy_costs.get(block.name, {}).get(f"{KIND}:{i}", (held, seconds))
+        measured = prof.policy_costs.get(block.name, {})
+        if f"{KIND}:{i}" in measured and measured[f"{KIND}:{i}"] is None:
+            continue  # its run failed (and the warning said it was left out)
+        held, seconds = measured.get(f"{KIND}:{i}", (held, seconds))
         out.append((f"{KIND}:{i}", block.input_bytes + held, seconds, (layer,), policy))
     return out
 

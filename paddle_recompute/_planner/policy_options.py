@@ -73,7 +73,7 @@ def _wrap(policy) -> Callable:
 def _provider(kind: str):
     def provider(block, prof):
         cost = prof.policy_costs.get(block.name, {}).get(kind)
-        if cost is None:  # the block's region never ran in the measurement
+        if cost is None:  # the block's region never ran in the measurement, or failed
             return []
         held, seconds = cost
         return [(kind, block.input_bytes + held, seconds, (block.name,))]
@@ -105,12 +105,15 @@ def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUND
     the profile's clock (``_clock_scale``), median over the rounds (one step on a loaded
     machine is noise, and a forward that keeps tensors pays for their allocation as the
     plain one does: neither is the region's cost).  An
-    option whose run fails is left out with a warning naming it.  Nothing when the blocks
+    option whose run fails is left out with a warning naming it, and recorded as failed
+    (``None`` for each of its blocks): providers offer it nowhere, and a later plan on the
+    profile does not run it again.  Nothing when the blocks
     have no trainable parameters (no backward, so no rerun to measure)."""
     params = trainable_params(table)
     if not params or not options:
         return
     samples: dict = {label: {} for label in options}
+    failed: list = []
     units = list(dict.fromkeys(u for wraps in options.values() for u in wraps))
     grad = grad_enabled()
     try:
@@ -125,12 +128,16 @@ def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUND
                 measured = _measured(call, table, roots, params, prof, options[label], label)
                 if measured is None:
                     del samples[label]
+                    failed.append(label)
                     continue
                 for block, calls in measured.items():
                     held, seconds = _round_cost(calls, plain.get(block))
                     samples[label].setdefault(block, []).append((held, seconds * scale.get(block, 1.0)))
     finally:
         set_grad_enabled(grad)
+    for label in failed:
+        for block in options[label]:
+            prof.policy_costs.setdefault(block, {})[label] = None
     for label, per_block in samples.items():
         for block, rounds_ in per_block.items():
             cost = (max(h for h, _ in rounds_), statistics.median(s for _, s in rounds_))

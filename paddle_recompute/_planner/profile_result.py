@@ -114,8 +114,9 @@ class Profile:
     saved: list[SavedTensor]
     repeats: int
     step_costs: dict[str, dict[str, float]] = field(default_factory=dict)  # see calibrate
-    # block -> policy option kind -> (bytes held, rerun seconds): see _planner/policy_options.py
-    policy_costs: dict[str, dict[str, tuple]] = field(default_factory=dict)
+    # block -> policy option kind -> (bytes held, rerun seconds), None where its run failed:
+    # see _planner/policy_options.py
+    policy_costs: dict[str, dict[str, tuple | None]] = field(default_factory=dict)
     # block -> OpProfile (its operator graph): see _planner/profile_ops.py
     op_profiles: dict = field(default_factory=dict)
     calls: dict[str, CallProfile] = field(default_factory=dict)  # call id -> row, in call order
