@@ -3,6 +3,7 @@ with and without the plan, on the same model and input."""
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 import paddle
@@ -56,3 +57,18 @@ def apply_and_step(plan, model, x, seed: int | None = None) -> Applied:
         model.clear_gradients()
         loss, grads = train_step(model, x, seed)
     return Applied(ref_loss, ref_grads, base, held, loss, grads)
+
+
+def offered_points(prof):
+    """``(block, modelled bytes, measured bytes, policy)`` of every ``ops`` point offered to
+    each block of ``prof`` (NOTE [ Kept bytes ]: the two byte counts should be equal)."""
+    from paddle_recompute._planner import op_options
+
+    for block in prof.blocks:
+        for i in itertools.count():
+            point = op_options._point(prof, block, i)
+            if point is None:
+                break
+            (model_bytes, _), policy = point
+            measured, _ = prof.policy_costs[block][f"{op_options.KIND}:{i}"]
+            yield block, model_bytes, measured, policy

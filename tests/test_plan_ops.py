@@ -3,12 +3,12 @@ operator position, plans saved, loaded and applied to freshly built models."""
 
 import contextlib
 import gc
-import itertools
 import pathlib
 
 import _real_models as rm
 import paddle
 import pytest
+from _plan_apply import offered_points
 from paddle.base import core
 
 import paddle_recompute as pr
@@ -91,16 +91,10 @@ def test_each_offered_point_holds_the_bytes_its_model_predicts():
     prof = plan.profile
     graph = prof.op_profiles["model.layers.0"].graph
     compared = kept_dropout = 0
-    for block in prof.blocks:
-        for i in itertools.count():
-            point = op_options._point(prof, block, i)
-            if point is None:
-                break
-            (model_bytes, _), policy = point
-            measured, _ = prof.policy_costs[block][f"{op_options.KIND}:{i}"]
-            assert measured == model_bytes, (block, i, measured, model_bytes)
-            compared += 1
-            kept_dropout += any(graph.ops[j].name == "dropout" for j in policy.keep)
+    for block, model_bytes, measured, policy in offered_points(prof):
+        assert measured == model_bytes, (block, policy, measured, model_bytes)
+        compared += 1
+        kept_dropout += any(graph.ops[j].name == "dropout" for j in policy.keep)
     assert compared >= 2 * len(prof.blocks) and kept_dropout  # the mask's case was compared
 
 

@@ -23,11 +23,11 @@ that operator (``MeasuredFrame.held_bytes`` in ``policy_frame.py`` reads the sam
 allocations behind its outputs, each once (a kept view holds its whole buffer), and behind
 the internal results it saves (the frame keeps those with the outputs so that the operator
 can be skipped: dropout's mask, a quarter of its output), less the buffers of the region's
-inputs and of parameters, which are held anyway (the causal mask ``unsqueeze``d inside a
-decoder layer costs nothing to keep).  Counting the outputs' sizes alone put PaddleFormers'
-Llama (hidden 512, seq 256) points off by up to 2 MiB a layer.  Not subtracted: non-
-persistable layer buffers (the frame subtracts them; no model here takes a view of one
-inside a block), and a buffer two kept operators share is counted for each.
+inputs, of parameters and of the unit's layer buffers (persistable or not), which are held
+anyway (the causal mask ``unsqueeze``d inside a decoder layer, or a view of a layer's
+rotary table, costs nothing to keep).  Counting the outputs' sizes alone put PaddleFormers'
+Llama (hidden 512, seq 256) points off by up to 2 MiB a layer.  Not subtracted: a buffer two
+kept operators share is counted for each (an over-count: the plan holds less).
 
 A block whose calls run different operators (called twice per step on different inputs) gets
 no graph, so no operator-level option.  Units whose calls run the same operators with the
@@ -62,6 +62,8 @@ import functools
 import statistics
 import time
 from dataclasses import dataclass
+
+from paddle import nn
 
 from .._core import hooks as _hooks
 from .._core import ops as _ops
@@ -111,9 +113,10 @@ class _Held:
 class _Recorder:
     """Hook frame of one block call: records operators and saved tensors (see module doc)."""
 
-    def __init__(self, leaves):
+    def __init__(self, leaves, buffers=()):
         self.free = {t.data_ptr() for t in leaves if t._is_initialized()}
-        self.free_buffers = {buffer_of(t)[0] for t in leaves if t._is_initialized()}
+        # held anyway: the call's inputs and its layer's buffers (NOTE [ Kept bytes ])
+        self.free_buffers = {buffer_of(t)[0] for t in (*leaves, *buffers) if t._is_initialized()}
         self.names: list[str] = []
         self.times: list[float] = []
         self.fixed: list[float] = []
@@ -221,7 +224,7 @@ def _recording(name: str, calls: list, active: list | None = None):
     recording in progress (``profile_runs.py`` marks child calls in it)."""
     def wrap(forward):
         def recorded(*args, **kwargs):
-            rec = _Recorder(tree.flatten((args, kwargs))[0])
+            rec = _Recorder(tree.flatten((args, kwargs))[0], _buffers_of(forward))
             sync()
             start, start_clock = _clock(), clock()
             if active is not None:
@@ -243,6 +246,13 @@ def _recording(name: str, calls: list, active: list | None = None):
         return recorded
 
     return wrap
+
+
+def _buffers_of(forward) -> list:
+    """The buffers of the layer whose bound ``forward`` this is, its sublayers' included
+    (persistable or not: alive anyway, as ``policy_frame`` counts them)."""
+    layer = getattr(forward, "__self__", None)
+    return list(layer.buffers()) if isinstance(layer, nn.Layer) else []
 
 
 def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3,
