@@ -25,7 +25,7 @@ Losses of every choice equal none's bit for bit (asserted).  Verdicts per budget
 fits it; its time against the fastest simpler choice that fits; and every choice that
 holds no more memory than the plan yet ran faster (``beaten by``, by the medians; ``beyond
 noise``: also in enough paired rounds for a one-sided sign test at 0.05, the planner's duel
-rule).  ``--table FILE`` prints a saved run's report again.
+rule).  ``--table FILE`` prints a saved run's report again (``--plot PNG`` with it: its plot).
 
 Models: ``gpt`` (the project's GPT), each PaddleFormers causal LM family that trains on CPU
 (``llama``, ...; ``<family>_large``: hidden ``--large-hidden``), ``resnet50``
@@ -289,13 +289,16 @@ def _beaten(verdict: dict) -> str:
     return ", ".join(f"{n} ({wins[n]} of {rounds} rounds)" for n in verdict["beaten_by"]) or "none"
 
 
-def print_saved(path: str) -> None:
-    """The report of a saved ``--json`` run, its verdicts recomputed from the rows."""
+def print_saved(path: str, png: str | None = None) -> None:
+    """The report of a saved ``--json`` run, its verdicts recomputed from the rows (and its
+    plot into ``png``)."""
     saved = json.loads(Path(path).read_text())
     budgets = [float(b) for b in saved["args"]["budgets"].split(",")]
     for name, result in saved["results"].items():
         result["verdicts"] = [_verdict(result["rows"], b) for b in budgets if f"plan {b:g}" in result["rows"]]
         report(name, result)
+    if png:
+        plot(png, saved["results"])
 
 
 def plot(path: str, results: dict) -> None:
@@ -341,8 +344,8 @@ def main() -> None:
     parser.add_argument("--plot", metavar="PNG")
     parser.add_argument("--table", metavar="FILE", help="print the tables and verdicts of a saved --json run")
     args = parser.parse_args()
-    if args.table:
-        return print_saved(args.table)
+    if args.table:  # with --plot: the saved run's plot too
+        return print_saved(args.table, args.plot)
     CLOCK[0] = args.clock
     paddle.set_device("cpu")
     budgets = [float(b) for b in args.budgets.split(",")]
