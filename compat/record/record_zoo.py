@@ -1,6 +1,7 @@
 """Record real MindSpore 2.10 on the mindcv 0.3.0 zoo (compat/zoo_case.py), one JSON per model.
 
     /work/msvenv/bin/python compat/record/record_zoo.py [--first-per-family] [--limit-s=S] [NAME ...]
+    /work/msvenv/bin/python compat/record/record_zoo.py --help
 
 Writes ``tests/mindspore/recorded/zoo/<model>.json``: family, input size, parameter table,
 initial weight scales, eval logits, two training losses, and the noise floor: the largest
@@ -128,7 +129,16 @@ def _weighted_softmax(v, weight):
     return (ms.ops.softmax(v * 1, -1) * weight).sum()
 
 
+OPTIONS = ("--first-per-family", "--limit-s=")
+
+
 def main(argv):
+    if "--help" in argv or "-h" in argv:
+        print(__doc__)
+        return
+    unknown = [a for a in argv if a.startswith("-") and not a.startswith(OPTIONS)]
+    if unknown:  # an unknown option must not start a whole-zoo recording
+        raise SystemExit(f"record_zoo.py: unknown option(s) {unknown}; the options are {OPTIONS}")
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     warm_softmax_backward()
     OUT.mkdir(parents=True, exist_ok=True)
