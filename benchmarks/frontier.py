@@ -285,8 +285,8 @@ def report(name: str, result: dict) -> None:
 
 
 def _beaten(verdict: dict) -> str:
-    wins, rounds = verdict.get("rounds_won", {}), verdict.get("rounds")
-    return ", ".join(f"{n} ({wins[n]} of {rounds} rounds)" for n in verdict["beaten_by"]) or "none"
+    return ", ".join(f"{n} ({verdict['rounds_won'][n]} of {verdict['rounds']} rounds)"
+                     for n in verdict["beaten_by"]) or "none"
 
 
 def print_saved(path: str, png: str | None = None) -> None:

@@ -120,8 +120,8 @@ def _target(prof, limit: int) -> None:
     blocks = [b for b in prof.blocks if b in prof.op_profiles]
     if not blocks:
         return
-    inputs = (sum(prof.layers[b].input_bytes for b in prof.blocks)  # held once: NOTE [ Shared
-              - sum(n * (len(blocks) - 1) for n, blocks in prof.shared_inputs))  # block inputs ]
+    inputs = (sum(prof.layers[b].input_bytes for b in prof.blocks)  # those several take, once
+              - prof.shared_input_credit(prof.blocks))
     share = (limit - prof.outside_bytes - inputs) // len(prof.blocks)
     if share <= 0:
         return
@@ -216,10 +216,10 @@ def _provider(block, prof):
         if point is None:
             break
         (held, seconds), policy = point
-        measured = prof.policy_costs.get(block.name, {})
-        if f"{KIND}:{i}" in measured and measured[f"{KIND}:{i}"] is None:
-            continue  # its run failed (and the warning said it was left out)
-        held, seconds = measured.get(f"{KIND}:{i}", (held, seconds))
+        cost = prof.policy_costs.get(block.name, {}).get(f"{KIND}:{i}", (held, seconds))
+        if cost is None:  # its run failed (and the warning said it was left out)
+            continue
+        held, seconds = cost
         out.append((f"{KIND}:{i}", block.input_bytes + held, seconds, (layer,), policy))
     return out
 

@@ -273,9 +273,8 @@ def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:
 def _credit(prof: Profile, chosen: list) -> int:
     """Bytes of inputs shared by blocks that regions around several of the ``chosen`` hold
     once but their options count each (NOTE [ Shared block inputs ] in ``profile.py``)."""
-    around = {c.targets[0] for c in chosen if len(c.targets) == 1 and c.targets[0] in prof.layers
-              and prof.layers[c.targets[0]].is_block}
-    return sum(n * max(len(around.intersection(blocks)) - 1, 0) for n, blocks in prof.shared_inputs)
+    return prof.shared_input_credit(c.targets[0] for c in chosen if len(c.targets) == 1
+                                    and c.targets[0] in prof.layers and prof.layers[c.targets[0]].is_block)
 
 
 def _pooled(cands: list, prof: Profile) -> list:

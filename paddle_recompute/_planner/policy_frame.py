@@ -19,7 +19,7 @@ from .._entry.recompute import policy_frames
 from .._selective.frame import PolicyFrame
 from .profile import clock
 
-__all__ = ["MeasuredFrame", "measured_regions", "buffer_of"]
+__all__ = ["MeasuredFrame", "measured_regions", "buffer_of", "add_buffer"]
 
 
 class MeasuredFrame(PolicyFrame):
@@ -34,7 +34,7 @@ class MeasuredFrame(PolicyFrame):
         self.rerun_ns = 0  # by the planner's clock (NOTE [ Planning clock ] in profile.py)
 
     def kept_slot(self, tensor) -> None:
-        _add_buffer(self.slot_bytes, tensor)
+        add_buffer(self.slot_bytes, tensor)
 
     def finish(self, early_stop: bool) -> None:
         super().finish(early_stop)
@@ -54,9 +54,9 @@ class MeasuredFrame(PolicyFrame):
         for op in self.ops:
             for t, place in zip(op.held, op.places, strict=True):
                 if t is not None and place is None:
-                    _add_buffer(sizes, t)
+                    add_buffer(sizes, t)
             if op.mask is not None and op.mask[1] is None:
-                _add_buffer(sizes, op.mask[0])
+                add_buffer(sizes, op.mask[0])
         for t in self._alive_anyway():
             if t._is_initialized():
                 sizes.pop(buffer_of(t)[0], None)
@@ -95,7 +95,8 @@ def buffer_of(t) -> tuple[int, int]:
     return t.data_ptr() - t._offset(), t._holder_size()
 
 
-def _add_buffer(sizes: dict, t) -> None:
+def add_buffer(sizes: dict, t) -> None:
+    """Count the allocation behind ``t`` in ``sizes`` (start -> bytes), once."""
     if t._is_initialized():
         start, n = buffer_of(t)
         sizes[start] = max(sizes.get(start, 0), n)

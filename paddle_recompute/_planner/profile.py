@@ -18,7 +18,8 @@ once: at hidden 512, seq 256, 1.5 MiB counted four times put a plan's prediction
 (2% of no recompute's activations) above what it held, and that part of the budget went
 unspent.  The blocks stay additive for the solvers; the profile lists such inputs
 (``Profile.shared_inputs``) and the plan credits, for a solution, each one's bytes times the
-number of chosen regions around whole blocks that take it, less one (``plan._credit``): a
+number of chosen regions around whole blocks that take it, less one (``plan._credit``,
+``Profile.shared_input_credit``): a
 sound bound, as those regions hold it once at most.  The solver is then run again with the
 budget raised by that credit, and its answer kept when it still fits after its own credit.
 

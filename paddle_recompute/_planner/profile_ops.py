@@ -77,7 +77,7 @@ from .calibrate import Wrapped
 from .op_solve import Op, OpGraph, Slot
 from .op_units import unit_swaps
 from .options import recompute_forward
-from .policy_frame import buffer_of
+from .policy_frame import add_buffer, buffer_of
 from .profile import clock, sync
 
 __all__ = ["OpProfile", "profile_ops", "signature"]
@@ -191,11 +191,9 @@ class _Recorder:
         parameters (alive anyway)."""
         sizes: dict = {}
         for t in tensors:
-            if t._is_initialized() and not t.persistable:
-                start, n = buffer_of(t)
-                if start not in self.free_buffers:
-                    sizes[start] = max(sizes.get(start, 0), n)
-        return sum(sizes.values())
+            if not t.persistable:
+                add_buffer(sizes, t)
+        return sum(n for start, n in sizes.items() if start not in self.free_buffers)
 
     def observe_read(self, tensor) -> None:
         self.lineage.read(tensor, len(self.names))

@@ -129,6 +129,13 @@ class Profile:
     def outside_bytes(self) -> int:
         return self.total_bytes - sum(self.layers[b].saved_bytes for b in self.blocks)
 
+    def shared_input_credit(self, regions) -> int:
+        """Bytes counted more than once when regions around the blocks ``regions`` each count
+        the inputs they share, which they hold once (NOTE [ Shared block inputs ] in
+        ``profile.py``)."""
+        around = set(regions)
+        return sum(n * max(len(around.intersection(takers)) - 1, 0) for n, takers in self.shared_inputs)
+
     def block_profiles(self) -> list[LayerProfile]:
         """The rows of the blocks, in call order."""
         return [self.layers[b] for b in self.blocks]
