@@ -214,6 +214,43 @@ def test_kept_saved_tensors_are_freed_as_their_nodes_run(region):
     np.testing.assert_array_equal(twice[2], 2 * plain[2])
 
 
+def _tanh_of_scaled(t):
+    return paddle.tanh(t * 2.0)  # scale saves nothing; tanh saves its output
+
+
+@pytest.mark.parametrize("case", ["save_all", "recompute_all"])
+def test_a_region_with_nothing_to_rerun_lets_go_of_its_inputs(case):
+    """NOTE [ Inputs only for a rerun ]: when no handle is alive after the forward, no rerun
+    can come, so the region holds its input no longer than the plain forward does (held to
+    backward before); a region that may rerun still holds it, and gradients are plain's."""
+    from paddle_recompute import policies
+
+    policy = getattr(policies, case)
+
+    def step(region: bool):
+        a = paddle.ones([256, 256])
+        a.stop_gradient = False
+        gc.collect()
+        before = held()
+        x = a * 3.0  # the region's input: nothing else refers to it
+        ref = weakref.ref(x)
+        y = (recompute(_tanh_of_scaled, x, use_reentrant=False, policy=policy) if region
+             else _tanh_of_scaled(x))
+        del x
+        gc.collect()
+        kept_bytes, input_alive = held() - before, ref() is not None
+        y.sum().backward()
+        return kept_bytes, input_alive, a.grad.numpy()
+
+    plain, region = step(False), step(True)
+    np.testing.assert_array_equal(region[2], plain[2])
+    assert plain[1] is False
+    if case == "recompute_all":  # the rerun needs the input: held beside the output y
+        assert region[1] is True and region[0] == plain[0] + 256 * 256 * 4
+    else:
+        assert region[1] is False and region[0] == plain[0]
+
+
 def test_frame_is_freed_after_the_reentrant_second_backward_error(frames):
     model = mlp()
     x = paddle.randn([4, 8])

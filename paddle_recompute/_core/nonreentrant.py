@@ -32,6 +32,15 @@ handles, by index), ``storage`` (rerun values by index), ``state`` (``ForwardSta
 :data:`clock`); a ``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops
 at), ``count``, ``stopper``, ``trace`` and ``kept_index``.
 
+NOTE [ Inputs only for a rerun ]: a frame holds its inputs (``leaves``) for the rerun.  When
+the forward ends with no handle alive (every saved tensor kept: a ``save_all`` region, a
+region whose policy kept every slot, or one whose saved tensors all died in forward), no
+rerun can come, so the frame lets go of its inputs there (``release_inputs``).  The plain
+forward does not hold a layer's input either unless an operator saved it: PaddleFormers'
+Llama casts its input before RMSNorm saves it, so each decoder layer's input (and the shared
+attention mask) died after the forward, while a ``save_all`` region held them to backward
+(about 9.5 MiB more on the h512 Llama, and fresh pages from malloc every step).
+
 Early stop: the rerun ends as soon as the last needed tensor is back, see NOTE [ Early
 stop ] in ``_core/stop.py``.  Stopping costs a few microseconds (a line tracer and an exception
 through the rest of the region), so it is only used when the part of the region after its
@@ -133,6 +142,15 @@ class Frame:
     def finish(self, early_stop: bool) -> None:
         """After the forward: stop reruns early only where the region's tail is worth it."""
         self.early_stop = early_stop and self.end_ns - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
+
+    def release_inputs(self) -> bool:
+        """Let go of the inputs if no rerun can come (every handle is dead or carries its
+        value): see NOTE [ Inputs only for a rerun ].  True when they were let go."""
+        if any(ref() is not None for ref in self.refs):
+            return False
+        self.leaves = []
+        self.host = {}
+        return True
 
     def hold(self, tensors) -> None:
         """``tensors`` are held until backward anyway (``no_recompute``'s outputs)."""
@@ -302,4 +320,5 @@ def run_non_reentrant(
             out = _forward(frame, function, args, kwargs)
     state.forward_done()
     frame.finish(early_stop)
+    frame.release_inputs()
     return out

@@ -25,18 +25,20 @@ __all__ = ["MeasuredFrame", "measured_regions", "buffer_of", "add_buffer"]
 class MeasuredFrame(PolicyFrame):
     """A policy region that reports its held bytes and rerun time."""
 
-    __slots__ = ("finished", "slot_bytes", "rerun_ns")
+    __slots__ = ("finished", "slot_bytes", "rerun_ns", "input_starts")
 
     def __init__(self, finished: list, policy, function, args, kwargs, **fields):
         super().__init__(policy, function, args, kwargs, **fields)
         self.finished = finished
         self.slot_bytes: dict[int, int] = {}  # buffer start -> bytes, of saved tensors handles carry
         self.rerun_ns = 0  # by the planner's clock (NOTE [ Planning clock ] in profile.py)
+        self.input_starts: list[int] = []  # the inputs' buffers (the frame may let go of them)
 
     def kept_slot(self, tensor) -> None:
         add_buffer(self.slot_bytes, tensor)
 
     def finish(self, early_stop: bool) -> None:
+        self.input_starts = [buffer_of(t)[0] for t in self.leaves if t._is_initialized()]
         super().finish(early_stop)
         self.finished.append(self)
 
@@ -57,17 +59,19 @@ class MeasuredFrame(PolicyFrame):
                     add_buffer(sizes, t)
             if op.mask is not None and op.mask[1] is None:
                 add_buffer(sizes, op.mask[0])
-        for t in self._alive_anyway():
-            if t._is_initialized():
-                sizes.pop(buffer_of(t)[0], None)
+        for start in self._alive_anyway():
+            sizes.pop(start, None)
         return _covered(sizes)
 
     def _alive_anyway(self):
-        """Inputs, parameters and buffers: kept views of them (``mask[:s, :s]``) cost nothing."""
-        yield from self.leaves
+        """Buffer starts of the inputs, parameters and buffers: kept views of them
+        (``mask[:s, :s]``) cost nothing, as the planner counts the inputs held by whatever
+        made them (NOTE [ Inputs only for a rerun ]: the frame itself may let go of them)."""
+        yield from self.input_starts
         for layer in self.state.layers:
-            yield from layer.parameters(include_sublayers=False)
-            yield from layer.buffers(include_sublayers=False)
+            for t in (*layer.parameters(include_sublayers=False), *layer.buffers(include_sublayers=False)):
+                if t._is_initialized():
+                    yield buffer_of(t)[0]
 
 
 @contextlib.contextmanager
