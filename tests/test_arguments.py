@@ -405,3 +405,21 @@ def test_any_nesting_of_arguments_and_outputs(spec, mode):
         return (lambda *a: _mirror(list(a))), args, {}, leaves
 
     assert_matches_plain(make, use_reentrant=mode, relaxed_flags=mode)
+
+
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=_TREES, wrap=st.sampled_from(["plain", "named", "ordered"]))
+def test_the_tensors_of_a_tree_are_flattens_leaves_in_order(spec, wrap):
+    """``tree.tensors`` (an observed operator's inputs) walks as ``flatten`` does, without a spec."""
+    from paddle_recompute._core import tree
+
+    leaves = []
+    built = _build(spec, leaves)
+    built = {"plain": built, "named": _Pair(built, [built, 3]),
+             "ordered": collections.OrderedDict(x=built, y=(1, built))}[wrap]
+    found = tree.tensors(built)
+    assert [id(t) for t in found] == [id(t) for t in tree.flatten(built)[0]]
+    assert len(found) == len(leaves) * (1 if wrap == "plain" else 2)

@@ -12,7 +12,7 @@ from typing import Any
 
 import paddle
 
-__all__ = ["flatten", "unflatten", "flatten_call", "unflatten_call", "map_tensors"]
+__all__ = ["flatten", "tensors", "unflatten", "flatten_call", "unflatten_call", "map_tensors"]
 
 _Tensor = paddle.Tensor
 # Spec nodes: ("t", i) tensor leaf i; ("v", value) constant; (type, children) container;
@@ -24,10 +24,42 @@ _MAPPING = "m"  # ("m", type, keys, children): a dict subclass
 _NAMED = "n"  # ("n", type, children): a named tuple
 
 
+_ONE = (_LEAF_T, 0)  # spec of a lone tensor: most operators return one
+
+
 def flatten(tree: Any) -> tuple[list[paddle.Tensor], Any]:
     """Return (tensor leaves in order, spec)."""
+    if isinstance(tree, _Tensor):
+        return [tree], _ONE
     leaves: list[paddle.Tensor] = []
     return leaves, _flatten(tree, leaves)
+
+
+def tensors(tree: Any) -> list[paddle.Tensor]:
+    """The tensor leaves of ``tree`` in :func:`flatten`'s order, without its spec: what an
+    observed operator's inputs need, once per call (its shape lists are walked, not copied)."""
+    leaves: list[paddle.Tensor] = []
+    _collect(tree, leaves)
+    return leaves
+
+
+_PLAIN = (int, float, bool, str, type(None))  # values that hold no tensor: not descended into
+
+
+def _collect(node: Any, leaves: list) -> None:
+    if isinstance(node, _Tensor):
+        leaves.append(node)
+        return
+    cls = type(node)
+    if cls is tuple or cls is list or (isinstance(node, tuple) and hasattr(cls, "_fields")):
+        for child in node:
+            if isinstance(child, _Tensor):
+                leaves.append(child)
+            elif not isinstance(child, _PLAIN):
+                _collect(child, leaves)
+    elif isinstance(node, dict):
+        for key in list(node):
+            _collect(node[key], leaves)
 
 
 def _flatten(node: Any, leaves: list) -> Any:

@@ -116,7 +116,7 @@ class Inputs:
 
     def __call__(self) -> list:
         if self._leaves is None:
-            self._leaves = _tree.flatten(self.tree)[0]
+            self._leaves = _tree.tensors(self.tree)
         return self._leaves
 
 
