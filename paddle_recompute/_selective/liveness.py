@@ -39,6 +39,7 @@ value, and warns (NOTE [ Escaped stand-ins ] in ``frame.py``).
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 
@@ -54,8 +55,10 @@ _DATA_SHAPE = re.compile(r"nonzero|masked_select|unique|where_index|masked_scatt
                          r"repeat_interleave|bincount|histogram|edit_distance|ctc|nms|topk_v2_dynamic")
 
 
+@functools.lru_cache(maxsize=4096)
 def shape_depends_on_values(op: str) -> bool:
-    """True when operator ``op``'s output shape may depend on its input values (always run)."""
+    """True when operator ``op``'s output shape may depend on its input values (always run;
+    asked once per observed operator call, so answered from a cache)."""
     return _DATA_SHAPE.search(op) is not None
 
 
