@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import json
 import os
 import resource
@@ -57,6 +58,7 @@ import frontier  # noqa: E402  (this directory: the Llama subject and its step)
 import paddle  # noqa: E402
 
 from paddle_recompute import policies, recompute  # noqa: E402
+from paddle_recompute._bench.memory import HostMemory  # noqa: E402
 from paddle_recompute._planner.final_choice import duel_wins  # noqa: E402
 from paddle_recompute._planner.policy_frame import measured_regions  # noqa: E402
 
@@ -141,6 +143,26 @@ def run_rounds(subject: frontier.Subject, rounds: int) -> tuple[dict, dict]:
     return times, usage
 
 
+def held_after_forward(subject: frontier.Subject) -> dict:
+    """Bytes each mode holds once the timed step's forward (with the loss) has returned, by
+    Paddle's host allocator: a region that holds more than the plain step shows here."""
+    held, memory = {}, HostMemory()
+    for mode, install in (("none", lambda: (lambda: None)),
+                          ("save_all", functools.partial(frontier._policy, subject, policies.save_all))):
+        undo = install()
+        try:
+            gc.collect()
+            paddle.seed(1)
+            before = memory.current()
+            loss = subject.loss(subject.tokens)
+            held[mode] = memory.current() - before
+            loss.backward()
+            subject.model.clear_gradients()
+        finally:
+            undo()
+    return held
+
+
 def _paired(times: dict, phase) -> list[float]:
     return [phase(s) / phase(n) for n, s in zip(times["none"], times["save_all"], strict=True)]
 
@@ -179,6 +201,9 @@ def report(result: dict) -> None:
     for m, u in result["usage"].items():
         print(f"{m}: {u['minor_faults']:.0f} minor page faults, user {u['user_s']:.3f} s, "
               f"system {u['system_s']:.3f} s per step (medians)")
+    held = result["held_after_forward"]
+    print(f"held after the forward: none {held['none'] / 2**20:.2f} MiB, "
+          f"save_all {held['save_all'] / 2**20:.2f} MiB")
 
 
 def main() -> None:
@@ -191,7 +216,7 @@ def main() -> None:
     subject = frontier.llama_subject(args)
     result = summary(*run_rounds(subject, args.rounds))
     ops, per_op = observed_ops(subject), per_op_seconds(max(args.rounds, 3))
-    result.update(observed_ops=ops, per_op_us=1e6 * per_op,
+    result.update(observed_ops=ops, per_op_us=1e6 * per_op, held_after_forward=held_after_forward(subject),
                   accounted_ratio=1 + ops * per_op / (result["none_ms"] / 1e3),
                   load_average=os.getloadavg(),
                   malloc_env={k: v for k, v in os.environ.items() if k.startswith("MALLOC_")})

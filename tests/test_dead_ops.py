@@ -268,7 +268,9 @@ def test_operator_model_names_exactly_the_operators_the_rerun_runs(frames):
         wrap = functools.partial(recompute_forward, policy=policy)
         with Wrapped([(table[b], wrap) for b in prof.blocks]):
             out = loss(ids)
-        out.backward()
+        # retain_graph: the frame keeps what its skips used, read below (without it, the
+        # frame lets go of it when the backward ends: NOTE [ Inputs only for a rerun ])
+        out.backward(retain_graph=True)
         model.clear_gradients()
         frame = frames[0]
         (rerun,) = frame.reruns

@@ -52,6 +52,8 @@ BENCHMARKS = {
     "benchmarks/overhead.py": (["--rounds", "1", "--warmup", "0", "--blocks", "4"], "| ours non-reentrant |"),
     "benchmarks/observation.py": (["--rounds", "1", "--hidden", "32", "--seq", "16", "--blocks", "2",
                                    "--batch", "2"], "operators observed per step"),
+    "benchmarks/loop_memory.py": (["--steps", "2", "--hidden", "32", "--seq", "16", "--blocks", "2",
+                                   "--batch", "2"], "| ours non-reentrant |"),
 }
 # A hang guard only: an example takes seconds alone, and minutes on a loaded 2-core machine.
 TIMEOUT_S = 600

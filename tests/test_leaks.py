@@ -251,6 +251,67 @@ def test_a_region_with_nothing_to_rerun_lets_go_of_its_inputs(case):
         assert region[1] is False and region[0] == plain[0]
 
 
+def _block(f, h):
+    return paddle.tanh(f(h))
+
+
+_REGIONS_AFTER_BACKWARD = {
+    "reentrant": lambda f, h: recompute(_block, f, h, use_reentrant=True),
+    "non_reentrant": lambda f, h: recompute(_block, f, h, use_reentrant=False),
+    "offloaded_input": lambda f, h: recompute(_block, f, h, use_reentrant=False, offload_indices=[1]),
+    "policy": lambda f, h: recompute(_block, f, h, use_reentrant=False, policy=_policies().save_matmuls),
+    "no_recompute": lambda f, h: recompute(lambda t: paddle.tanh(_no_recompute()(f, t)), h,
+                                           use_reentrant=False),
+}
+
+
+def _policies():
+    from paddle_recompute import policies
+
+    return policies
+
+
+def _no_recompute():
+    from paddle_recompute import no_recompute
+
+    return no_recompute
+
+
+@pytest.mark.parametrize("region", sorted(_REGIONS_AFTER_BACKWARD))
+def test_after_backward_the_graph_holds_no_rerun_state_while_the_loss_lives(region):
+    """NOTE [ Inputs only for a rerun ]: the graph lives as long as the loss does, which in a
+    training loop is through the next step's forward.  Once its backward has run, the regions
+    let go of their inputs, kept outputs and ``no_recompute`` outputs, so it holds what the
+    plain step's graph holds (before: the four region inputs, 256 KiB each, and the kept
+    ones).  With ``retain_graph`` they stay, and a second backward gives the same gradient."""
+    lin = nn.Linear(256, 256)
+
+    def step(region_of, retain=False):
+        x = paddle.ones([256, 256])
+        x.stop_gradient = False
+        gc.collect()
+        before = held()
+        h = x
+        for _ in range(4):
+            h = region_of(lin, h * 1.0)  # a fresh input per region, which nothing else saves
+        loss = paddle.tanh(h).sum()
+        loss.backward(retain_graph=retain)
+        kept = held() - before  # the loss, and so its graph, still alive
+        if retain:
+            loss.backward()
+        return kept, x.grad.numpy()
+
+    step(_block)  # the parameters' gradients are allocated here, once
+    plain = step(_block)
+    kept = step(_REGIONS_AFTER_BACKWARD[region])
+    assert kept[0] == plain[0]
+    np.testing.assert_array_equal(kept[1], plain[1])
+    if region != "reentrant":  # a reentrant region refuses a second backward (NOTE [ Reentrant inputs ])
+        twice = step(_REGIONS_AFTER_BACKWARD[region], retain=True)
+        assert twice[0] > plain[0]
+        np.testing.assert_array_equal(twice[1], 2 * plain[1])
+
+
 def test_frame_is_freed_after_the_reentrant_second_backward_error(frames):
     model = mlp()
     x = paddle.randn([4, 8])

@@ -32,14 +32,26 @@ handles, by index), ``storage`` (rerun values by index), ``state`` (``ForwardSta
 :data:`clock`); a ``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops
 at), ``count``, ``stopper``, ``trace`` and ``kept_index``.
 
-NOTE [ Inputs only for a rerun ]: a frame holds its inputs (``leaves``) for the rerun.  When
-the forward ends with no handle alive (every saved tensor kept: a ``save_all`` region, a
-region whose policy kept every slot, or one whose saved tensors all died in forward), no
-rerun can come, so the frame lets go of its inputs there (``release_inputs``).  The plain
-forward does not hold a layer's input either unless an operator saved it: PaddleFormers'
-Llama casts its input before RMSNorm saves it, so each decoder layer's input (and the shared
-attention mask) died after the forward, while a ``save_all`` region held them to backward
-(about 9.5 MiB more on the h512 Llama, and fresh pages from malloc every step).
+NOTE [ Inputs only for a rerun ]: a frame holds its inputs (``leaves``) for the rerun, and
+the handles that Paddle's graph keeps hold the frame until the graph dies, which in a
+training loop is when the next step's forward has returned its loss (``loss = model(x)``
+replaces the last one).  So a frame lets go of what only a rerun uses as soon as no rerun
+can come:
+
+* after the forward, when no handle is alive (every saved tensor kept: a ``save_all``
+  region, a region whose policy kept every slot, or one whose saved tensors all died in
+  forward; ``release_inputs``).  PaddleFormers' Llama casts a layer's input
+  before RMSNorm saves it, so the plain step frees each decoder layer's input (and the
+  shared attention mask) after the forward, where a ``save_all`` region held them;
+* after the backward, when every tensor the rerun gave back has been unpacked by a
+  backward that frees its graph (Paddle refuses to unpack them again).  Before, a training
+  loop held the last step's region inputs (the checkpoints themselves) through the next
+  step's forward, on top of its own.
+
+Either way ``let_go`` drops the inputs, the ``no_recompute`` outputs and, in a policy
+region, the kept outputs and masks.
+
+The reentrant PyLayer does the same after its backward (NOTE [ Reentrant inputs ]).
 
 Early stop: the rerun ends as soon as the last needed tensor is back, see NOTE [ Early
 stop ] in ``_core/stop.py``.  Stopping costs a few microseconds (a line tracer and an exception
@@ -58,7 +70,7 @@ from . import tree
 from .amp import grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .debug import format_traces, op_label
-from .errors import RecomputeError
+from .errors import RecomputeError, retains_graph
 from .offload import to_host, to_place
 from .state import ForwardState
 from .stop import Stoppable
@@ -144,13 +156,20 @@ class Frame:
         self.early_stop = early_stop and self.end_ns - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
 
     def release_inputs(self) -> bool:
-        """Let go of the inputs if no rerun can come (every handle is dead or carries its
-        value): see NOTE [ Inputs only for a rerun ].  True when they were let go."""
+        """After the forward: if no rerun can come (every handle is dead or carries its
+        value), :meth:`let_go`; see NOTE [ Inputs only for a rerun ].  True when it did."""
         if any(ref() is not None for ref in self.refs):
             return False
-        self.leaves = []
-        self.host = {}
+        self.let_go()
         return True
+
+    def let_go(self) -> None:
+        """No rerun can come: let go of what only a rerun uses, the inputs and the
+        ``no_recompute`` outputs (NOTE [ Inputs only for a rerun ]).  An override point: a
+        subclass lets go of its own as well."""
+        self.leaves = None
+        self.host = {}
+        self.kept = None
 
     def hold(self, tensors) -> None:
         """``tensors`` are held until backward anyway (``no_recompute``'s outputs)."""
@@ -169,12 +188,15 @@ class Frame:
         if index not in self.storage:
             self.recompute()
         try:
-            return self.storage.pop(index)
+            value = self.storage.pop(index)
         except KeyError:
             raise RecomputeError(
                 f"{_API}: saved tensor {index} was not produced by the recomputation "
                 f"({len(self.refs)} were saved in forward)"
             ) from None
+        if not self.storage and not retains_graph():
+            self.let_go()  # every tensor the rerun gave was unpacked; Paddle refuses a second time
+        return value
 
     def _inputs(self):
         host = self.host
@@ -198,6 +220,10 @@ class Frame:
         needed = {i for i in range(len(refs)) if refs[i]() is not None}
         if not needed:
             return None
+        if self.leaves is None:  # by NOTE [ Inputs only for a rerun ], this cannot happen
+            raise RecomputeError(
+                f"{_API}: a rerun was asked for after the region let go of its inputs "
+                f"(saved tensors {sorted(needed)[:8]}); please report this with the model")
         rec = self.recomputation(needed)
         args, kwargs = self._inputs()
         with self.state.replayed():

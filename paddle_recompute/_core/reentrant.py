@@ -21,7 +21,10 @@ NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and w
   makes sure the backward runs even when no input needs a gradient.
 - Inputs live on the frame, not in ``save_for_backward``.  Paddle's ``PyLayer`` crashes the
   process on a second backward through the same node (``retain_graph=True``); a gradient
-  hook on the outputs turns that into a clear error before the node runs.
+  hook on the outputs turns that into a clear error before the node runs.  So no second
+  backward comes, and the frame lets go of its inputs when its backward ends: the graph,
+  and the frame with it, lives until the loss does, which in a training loop is through the
+  next step's forward (NOTE [ Inputs only for a rerun ] in ``nonreentrant.py``).
 
 NOTE [ Stashed inputs ]: the frame may keep, instead of an input tensor, a ``Stash``: an
 object whose ``restore()`` gives back a tensor equal to the input (value, shape, dtype,
@@ -137,6 +140,8 @@ class _RecomputeLayer(PyLayer):
     @staticmethod
     def _backward(ctx, *grads):
         frame: _Call = ctx.frame
+        if frame.inputs is None:  # the guard on the outputs refuses this first
+            raise RecomputeError(f"{frame.api} cannot run backward twice through the same region")
         frame.backward_runs += 1
         inputs = frame.detached_inputs()
         args, kwargs = tree.unflatten_call(frame.spec, inputs)
@@ -154,7 +159,9 @@ class _RecomputeLayer(PyLayer):
                     if "has been ready before" not in str(exc):
                         raise
                     raise RecomputeError(_READY_BEFORE.format(api=frame.api)) from exc
-        return _input_grads(frame, inputs, aliases)
+        grads = _input_grads(frame, inputs, aliases)
+        frame.inputs = None  # no second backward: let go of them now (NOTE [ Reentrant inputs ])
+        return grads
 
 
 def _mark_outputs(ctx, out_tensors, inputs, n_inputs) -> list:

@@ -25,7 +25,7 @@ __all__ = ["MeasuredFrame", "measured_regions", "buffer_of", "add_buffer"]
 class MeasuredFrame(PolicyFrame):
     """A policy region that reports its held bytes and rerun time."""
 
-    __slots__ = ("finished", "slot_bytes", "rerun_ns", "input_starts")
+    __slots__ = ("finished", "slot_bytes", "rerun_ns", "input_starts", "held")
 
     def __init__(self, finished: list, policy, function, args, kwargs, **fields):
         super().__init__(policy, function, args, kwargs, **fields)
@@ -33,6 +33,7 @@ class MeasuredFrame(PolicyFrame):
         self.slot_bytes: dict[int, int] = {}  # buffer start -> bytes, of saved tensors handles carry
         self.rerun_ns = 0  # by the planner's clock (NOTE [ Planning clock ] in profile.py)
         self.input_starts: list[int] = []  # the inputs' buffers (the frame may let go of them)
+        self.held = 0  # held_bytes(), counted when the forward ends
 
     def kept_slot(self, tensor) -> None:
         add_buffer(self.slot_bytes, tensor)
@@ -40,6 +41,7 @@ class MeasuredFrame(PolicyFrame):
     def finish(self, early_stop: bool) -> None:
         self.input_starts = [buffer_of(t)[0] for t in self.leaves if t._is_initialized()]
         super().finish(early_stop)
+        self.held = self._count_held()
         self.finished.append(self)
 
     def recompute(self) -> None:
@@ -48,10 +50,14 @@ class MeasuredFrame(PolicyFrame):
         self.rerun_ns += round((clock() - start) * 1e9)
 
     def held_bytes(self) -> int:
-        """Device bytes this region holds for backward besides its inputs, parameters and
-        buffers: the allocations behind kept saved tensors, kept outputs and masks, each
-        once (a kept view holds its whole buffer; offloaded ones are on the host and not
-        counted)."""
+        """Device bytes this region held for backward when its forward ended, besides its
+        inputs, parameters and buffers: the allocations behind kept saved tensors, kept
+        outputs and masks, each once (a kept view holds its whole buffer; offloaded ones are
+        on the host and not counted).  Counted then: a backward lets go of the kept outputs
+        (NOTE [ Inputs only for a rerun ])."""
+        return self.held
+
+    def _count_held(self) -> int:
         sizes = dict(self.slot_bytes)
         for op in self.ops:
             for t, place in zip(op.held, op.places, strict=True):

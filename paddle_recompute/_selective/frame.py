@@ -144,6 +144,15 @@ class PolicyFrame(Frame):
             self.early_stop = True  # the release relies on the rerun stopping there
         self._mark_dead()
 
+    def let_go(self) -> None:
+        """No rerun can come (NOTE [ Inputs only for a rerun ]): the kept outputs and masks,
+        which only a rerun's skips use, go too."""
+        super().let_go()
+        for op in self.ops:
+            op.held = [None] * len(op.held)
+            op.mask = op.remake = None
+            op.skippable = False
+
     def _mark_dead(self) -> None:
         """Mark the operators a rerun need not run (NOTE [ Dead operators ])."""
         lineage, self.lineage = self.lineage, None
