@@ -113,6 +113,18 @@ def add_llama_size(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}", type=int, default=default)
 
 
+def llama_command_line(doc: str, count: str, default: int) -> tuple[argparse.Namespace, Subject]:
+    """Arguments and subject of a Llama benchmark: ``--COUNT N`` (rounds or steps), the
+    Llama's size (``add_llama_size``) and ``--json FILE``; the subject on the CPU."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument(f"--{count}", type=int, default=default)
+    add_llama_size(parser)
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args()
+    paddle.set_device("cpu")
+    return args, llama_subject(args)
+
+
 def llama_subject(args: argparse.Namespace) -> Subject:
     """PaddleFormers' Llama at ``add_llama_size``'s arguments (8 heads, 4 KV heads, dropout 0.1)."""
     return Subject("llama", argparse.Namespace(

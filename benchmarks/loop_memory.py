@@ -21,7 +21,6 @@ recompute, this library's non-reentrant and reentrant regions, and Paddle's buil
 
 from __future__ import annotations
 
-import argparse
 import functools
 import gc
 import json
@@ -85,13 +84,7 @@ def loop(subject: frontier.Subject, run, steps: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=3)
-    frontier.add_llama_size(parser)
-    parser.add_argument("--json", metavar="FILE")
-    args = parser.parse_args()
-    paddle.set_device("cpu")
-    subject = frontier.llama_subject(args)
+    args, subject = frontier.llama_command_line(__doc__, "steps", 3)
     frontier._step(subject)  # the parameters' gradients are made here, before any mode
     results = {}
     for name, run in MODES.items():

@@ -40,7 +40,6 @@ recorded in the JSON.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import gc
 import json
@@ -207,13 +206,7 @@ def report(result: dict) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=10)
-    frontier.add_llama_size(parser)
-    parser.add_argument("--json", metavar="FILE")
-    args = parser.parse_args()
-    paddle.set_device("cpu")
-    subject = frontier.llama_subject(args)
+    args, subject = frontier.llama_command_line(__doc__, "rounds", 10)
     result = summary(*run_rounds(subject, args.rounds))
     ops, per_op = observed_ops(subject), per_op_seconds(max(args.rounds, 3))
     result.update(observed_ops=ops, per_op_us=1e6 * per_op, held_after_forward=held_after_forward(subject),
