@@ -23,6 +23,8 @@ overrides only these:
 * ``Frame.finish(early_stop)``: after the forward; sets ``early_stop``.
 * ``Frame.recomputation(needed)``: the ``Recomputation`` of one rerun.
 * ``Frame.recompute()``: one rerun (wrap it to time it or to observe operators).
+* ``Frame.let_go()``: no rerun can come; drop what only a rerun uses (NOTE [ Inputs only
+  for a rerun ]), a subclass its own as well.
 * ``Recomputation.pack(tensor)``: what a rerun does with the k-th saved tensor.
 
 Fields subclasses use: ``leaves`` (the flattened inputs), ``refs`` (weak references to the
@@ -40,7 +42,7 @@ can come:
 
 * after the forward, when no handle is alive (every saved tensor kept: a ``save_all``
   region, a region whose policy kept every slot, or one whose saved tensors all died in
-  forward; ``release_inputs``).  PaddleFormers' Llama casts a layer's input
+  forward; ``let_go_if_no_rerun``).  PaddleFormers' Llama casts a layer's input
   before RMSNorm saves it, so the plain step frees each decoder layer's input (and the
   shared attention mask) after the forward, where a ``save_all`` region held them;
 * after the backward, when every tensor the rerun gave back has been unpacked by a
@@ -155,7 +157,7 @@ class Frame:
         """After the forward: stop reruns early only where the region's tail is worth it."""
         self.early_stop = early_stop and self.end_ns - self.last_pack_ns > EARLY_STOP_MIN_TAIL_NS
 
-    def release_inputs(self) -> bool:
+    def let_go_if_no_rerun(self) -> bool:
         """After the forward: if no rerun can come (every handle is dead or carries its
         value), :meth:`let_go`; see NOTE [ Inputs only for a rerun ].  True when it did."""
         if any(ref() is not None for ref in self.refs):
@@ -346,5 +348,5 @@ def run_non_reentrant(
             out = _forward(frame, function, args, kwargs)
     state.forward_done()
     frame.finish(early_stop)
-    frame.release_inputs()
+    frame.let_go_if_no_rerun()
     return out
