@@ -168,7 +168,7 @@ class _Recorder:
         self.times.append(end - start)
         self.fixed.append(start - self.last)
         outputs = tree.flatten(out)[0]
-        inputs = tree.flatten((args, kwargs))[0]
+        inputs = tree.tensors((args, kwargs))  # in the order oprecord.Inputs gives
         self.lineage.operator(j, name, inputs, outputs, True)
         leaves = [t for t in outputs if t._is_initialized()]
         internal = [t for t in self.pending
