@@ -15,11 +15,13 @@ checks, with the shared protocol of compat/zoo_case.py:
 - ``.recompute()`` on its repeated blocks gives losses bit-for-bit equal to no recompute here,
   and the blocks ran again in backward (their calls counted: twice a forward's per step).
 
-Writes compat/zoo_results.json (one row per model) and compat/zoo_results.md (the table).
+Writes compat/zoo_results.json (one row per model) and compat/zoo_results.md (the table), each
+row as it lands, under a lock (``save_row``): checks may run at once.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sys
 import time
@@ -96,11 +98,11 @@ def forward_here(net, name, theirs):
     return f"the eval forward runs ({size} pixels, built weights)"
 
 
-def check(rec, train=True):
-    """The row of ``rec``'s model; ``train=False`` stops after the forward (a quicker check)."""
-    row = {
-        "model": rec["model"],
-        "family": rec["family"],
+def blank_row(model, family):
+    """A row before any check: nothing shown yet."""
+    return {
+        "model": model,
+        "family": family,
         "builds": False,
         "params": False,
         "forward_diff": None,
@@ -113,6 +115,11 @@ def check(rec, train=True):
         "recompute_blocks": 0,
         "error": None,
     }
+
+
+def check(rec, train=True):
+    """The row of ``rec``'s model; ``train=False`` stops after the forward (a quicker check)."""
+    row = blank_row(rec["model"], rec["family"])
     if "error" in rec:  # nothing to compare with; whether it builds here is still reported
         timed_out = rec["error"].startswith("TimeoutError")
         row["error"] = (f"not recorded: {rec['error']} in MindSpore on the shared machine" if timed_out
@@ -243,25 +250,40 @@ def summary(rows):
             f"their gradients in another order; compat/zoo.py's recompute_row says why).")
 
 
+def read_rows(results):
+    """The result file's rows by model (none before the first check)."""
+    return {r["model"]: r for r in json.loads(results.read_text())["rows"]} if results.exists() else {}
+
+
+def save_row(row, results=RESULTS, table_path=TABLE, recorded=RECORDED):
+    """Add ``row`` to the result file and rewrite the table from it, reading and writing under an
+    exclusive lock on a file beside the result file, so that checks run at once (processes, or
+    threads: ``flock`` locks each open of the lock file) each keep their row; without it, a check
+    that read the file before another one wrote its row drops that row. A row whose record was
+    withdrawn (its JSON deleted from ``recorded``) goes."""
+    with open(results.with_name(results.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        kept = {p.stem for p in recorded.glob("*.json")}
+        rows = {m: r for m, r in read_rows(results).items() if m in kept}
+        rows[row["model"]] = row
+        rows = sorted(rows.values(), key=lambda r: (r["family"], r["model"]))
+        ok = sum(passed(r) for r in rows)
+        results.write_text(json.dumps({"passed": ok, "checked": len(rows), "rows": rows}, indent=0) + "\n")
+        title = "# mindcv 0.3.0 zoo under paddle_recompute.mindspore"
+        table_path.write_text(f"{title}\n\n{summary(rows)}\n\n{table(rows)}\n")
+
+
 def main(argv):
     names = [a for a in argv if not a.startswith("--")]
     records = [json.loads(p.read_text()) for p in sorted(RECORDED.glob("*.json"))]
     if names:
         records = [r for r in records if r["model"] in names]
-    previous = {r["model"]: r for r in json.loads(RESULTS.read_text())["rows"]} if RESULTS.exists() else {}
-    recorded = {p.stem for p in RECORDED.glob("*.json")}
-    previous = {m: r for m, r in previous.items() if m in recorded}  # a record withdrawn: its row goes
     for rec in records:
         start = time.time()
         row = check(rec)
         row["check_s"] = round(time.time() - start, 1)
-        previous[rec["model"]] = row
         print(f"{rec['model']:32} {'PASS' if passed(row) else 'FAIL'} {row['error'] or ''}", flush=True)
-        rows = sorted(previous.values(), key=lambda r: (r["family"], r["model"]))
-        ok = sum(passed(r) for r in rows)
-        RESULTS.write_text(json.dumps({"passed": ok, "checked": len(rows), "rows": rows}, indent=0) + "\n")
-        title = "# mindcv 0.3.0 zoo under paddle_recompute.mindspore"
-        TABLE.write_text(f"{title}\n\n{summary(rows)}\n\n{table(rows)}\n")
+        save_row(row)
     return 0
 
 
