@@ -50,8 +50,8 @@ TABLE = HERE / "zoo_results.md"
 _RESNEST_OVERFLOW = (
     "the second forward runs where float32 overflows, in MindSpore too: the squares of its "
     "BatchNorm inputs (the variance's terms) pass float32's largest value from inputs of 1.8e19; "
-    "which kernel first departs from there was not found (measured by patching nn.BatchNorm2d's "
-    "construct alike in both frameworks to record each input's inf and NaN and largest magnitude)"
+    "which kernel first departs from there was not found (measured in both frameworks by "
+    "compat/record/zoo_overflow.py)"
 )
 WHY = {
     "resnest200": (
