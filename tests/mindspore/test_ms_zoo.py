@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from _ms_helpers import ROOT
@@ -95,6 +97,37 @@ def test_model_that_cannot_match_still_matches_forward(zoo, rec):
     parameters and eval forward."""
     row = zoo.check(rec, train=False)
     assert row["builds"] and row["params"] and row["forward_ok"], row["error"]
+
+
+def test_checks_at_once_each_keep_their_row(zoo, tmp_path, monkeypatch):
+    """Two checks saving their rows at once (two threads: ``flock`` locks each open of the lock
+    file, as between processes) keep both. Each save, once it has read the result file, waits up
+    to 1 s for the other to have read it too: without the lock both read before either writes,
+    and the later write drops the other's row; with it, the second read waits for the first
+    write (the wait times out, breaking the barrier)."""
+    results, table = tmp_path / "zoo_results.json", tmp_path / "zoo_results.md"
+    recs = [json.loads((RECORDED / f"{name}.json").read_text()) for name in ("resnet18", "vgg11")]
+    both_read = threading.Barrier(2)
+    read_rows = zoo.read_rows
+
+    def read_then_wait(path):
+        rows = read_rows(path)
+        try:
+            both_read.wait(timeout=1.0)
+        except threading.BrokenBarrierError:
+            pass
+        return rows
+
+    monkeypatch.setattr(zoo, "read_rows", read_then_wait)
+    with ThreadPoolExecutor(2) as pool:
+        rows = [zoo.blank_row(r["model"], r["family"]) for r in recs]
+        saves = [pool.submit(zoo.save_row, row, results, table) for row in rows]
+        for save in saves:
+            save.result()
+    rows = json.loads(results.read_text())["rows"]
+    assert sorted(row["model"] for row in rows) == ["resnet18", "vgg11"]
+    assert "| resnet18 |" in table.read_text() and "| vgg11 |" in table.read_text()
+    assert both_read.broken  # the saves did not overlap
 
 
 def test_mindcv_imports_whole_under_the_alias():
