@@ -113,11 +113,14 @@ def add_llama_size(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}", type=int, default=default)
 
 
-def llama_command_line(doc: str, count: str, default: int) -> tuple[argparse.Namespace, Subject]:
+def llama_command_line(doc: str, count: str, default: int,
+                       more: tuple = ()) -> tuple[argparse.Namespace, Subject]:
     """Arguments and subject of a Llama benchmark: ``--COUNT N`` (rounds or steps), the
-    Llama's size (``add_llama_size``) and ``--json FILE``; the subject on the CPU."""
+    Llama's size (``add_llama_size``), ``--json FILE`` and the integer options ``more``
+    (``(name, default)`` pairs); the subject on the CPU."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
-    parser.add_argument(f"--{count}", type=int, default=default)
+    for name, value in ((count, default), *more):
+        parser.add_argument(f"--{name}", type=int, default=value)
     add_llama_size(parser)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
