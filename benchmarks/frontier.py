@@ -113,11 +113,10 @@ def add_llama_size(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}", type=int, default=default)
 
 
-def llama_command_line(doc: str, count: str, default: int,
-                       more: tuple = ()) -> tuple[argparse.Namespace, Subject]:
-    """Arguments and subject of a Llama benchmark: ``--COUNT N`` (rounds or steps), the
-    Llama's size (``add_llama_size``), ``--json FILE`` and the integer options ``more``
-    (``(name, default)`` pairs); the subject on the CPU."""
+def llama_arguments(doc: str, count: str, default: int, more: tuple = ()) -> argparse.Namespace:
+    """Arguments of a Llama benchmark (for ``llama_subject``): ``--COUNT N`` (rounds or
+    steps), the Llama's size (``add_llama_size``), ``--json FILE`` and the integer options
+    ``more`` (``(name, default)`` pairs); Paddle set to the CPU."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     for name, value in ((count, default), *more):
         parser.add_argument(f"--{name}", type=int, default=value)
@@ -125,7 +124,7 @@ def llama_command_line(doc: str, count: str, default: int,
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     paddle.set_device("cpu")
-    return args, llama_subject(args)
+    return args
 
 
 def llama_subject(args: argparse.Namespace) -> Subject:
@@ -172,13 +171,17 @@ def _held(subject: Subject, memory: HostMemory) -> tuple[int, float]:
 
 def _step(subject: Subject) -> tuple[float, float]:
     """(seconds, loss) of one forward + loss + backward: CPU seconds of this process (every
-    thread's) with ``CLOCK`` "cpu", else wall seconds; ``_step.wall`` keeps the wall's."""
+    thread's) with ``CLOCK`` "cpu", else wall seconds; ``_step.wall`` keeps the wall's, and
+    ``_step.phases`` the CPU seconds of the forward (with the loss) and of the backward."""
     paddle.seed(1)
     start, cpu = time.perf_counter(), time.process_time()
     loss = subject.loss(subject.tokens)
+    forward = time.process_time()
     loss.backward()
     _step.wall = time.perf_counter() - start
-    seconds = time.process_time() - cpu if CLOCK[0] == "cpu" else _step.wall
+    end = time.process_time()
+    _step.phases = (forward - cpu, end - forward)
+    seconds = end - cpu if CLOCK[0] == "cpu" else _step.wall
     subject.model.clear_gradients()
     return seconds, float(loss)
 

@@ -84,7 +84,8 @@ def loop(subject: frontier.Subject, run, steps: int) -> dict:
 
 
 def main() -> None:
-    args, subject = frontier.llama_command_line(__doc__, "steps", 3)
+    args = frontier.llama_arguments(__doc__, "steps", 3)
+    subject = frontier.llama_subject(args)
     frontier._step(subject)  # the parameters' gradients are made here, before any mode
     results = {}
     for name, run in MODES.items():

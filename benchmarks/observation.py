@@ -108,18 +108,6 @@ def per_op_seconds(rounds: int) -> float:
     return (statistics.median(times["save_all"]) - statistics.median(times["plain"])) / (3 * CHAIN)
 
 
-def timed_step(subject: frontier.Subject) -> tuple[float, float]:
-    """CPU seconds of one step's forward (with the loss) and of its backward."""
-    paddle.seed(1)
-    start = time.process_time()
-    loss = subject.loss(subject.tokens)
-    forward = time.process_time()
-    loss.backward()
-    backward = time.process_time()
-    subject.model.clear_gradients()
-    return forward - start, backward - forward
-
-
 def upper_bound(ratios: list[float], alpha: float = 0.05) -> float:
     """One-sided ``1 - alpha`` upper confidence bound for the median of ``ratios``: the
     order statistic below which fewer than ``duel_wins`` of them fall with probability at
@@ -129,21 +117,27 @@ def upper_bound(ratios: list[float], alpha: float = 0.05) -> float:
     return sorted(ratios)[k - 1] if k <= len(ratios) else float("inf")
 
 
+def _modes(subject: frontier.Subject) -> dict:
+    """Each mode's installer, which returns its undo: no recompute, and every layer a
+    ``save_all`` region."""
+    return {"none": lambda: (lambda: None),
+            "save_all": functools.partial(frontier._policy, subject, policies.save_all)}
+
+
 def run_rounds(subject: frontier.Subject, rounds: int) -> tuple[dict, dict]:
-    """Per mode, the (forward, backward) seconds and the getrusage deltas of each round."""
-    modes = {"none": lambda: (lambda: None),
-             "save_all": functools.partial(frontier._policy, subject, policies.save_all)}
+    """Per mode, the (forward, backward) CPU seconds and the getrusage deltas of each round."""
+    modes = _modes(subject)
     times: dict = {m: [] for m in modes}
     usage: dict = {m: [] for m in modes}  # per step: minor page faults, user s, system s
     for r in range(rounds + 1):  # round 0 warms up
         for m in (list(modes) if r % 2 else list(modes)[::-1]):
             undo = modes[m]()
             before = resource.getrusage(resource.RUSAGE_SELF)
-            phases = timed_step(subject)
+            frontier._step(subject)
             after = resource.getrusage(resource.RUSAGE_SELF)
             undo()
             if r:
-                times[m].append(phases)
+                times[m].append(frontier._step.phases)
                 usage[m].append((after.ru_minflt - before.ru_minflt, after.ru_utime - before.ru_utime,
                                  after.ru_stime - before.ru_stime))
     return times, usage
@@ -153,8 +147,7 @@ def held_after_forward(subject: frontier.Subject) -> dict:
     """Bytes each mode holds once the timed step's forward (with the loss) has returned, by
     Paddle's host allocator: a region that holds more than the plain step shows here."""
     held, memory = {}, HostMemory()
-    for mode, install in (("none", lambda: (lambda: None)),
-                          ("save_all", functools.partial(frontier._policy, subject, policies.save_all))):
+    for mode, install in _modes(subject).items():
         undo = install()
         try:
             gc.collect()
@@ -231,8 +224,8 @@ def across_processes(args) -> dict:
 
 
 def main() -> None:
-    args, subject = frontier.llama_command_line(__doc__, "rounds", 10, more=(("processes", 1),))
-    if args.processes > 1:
+    args = frontier.llama_arguments(__doc__, "rounds", 10, more=(("processes", 1),))
+    if args.processes > 1:  # the processes build their own Llama
         result = across_processes(args)
         met = "met" if result["bound_met"] else "not shown"
         print(f"median of {args.processes} processes' medians {result['median_of_processes']:.4f}; "
@@ -240,6 +233,7 @@ def main() -> None:
         if args.json:
             Path(args.json).write_text(json.dumps(result, indent=1))
         return
+    subject = frontier.llama_subject(args)
     result = summary(*run_rounds(subject, args.rounds))
     ops, per_op = observed_ops(subject), per_op_seconds(max(args.rounds, 3))
     result.update(observed_ops=ops, per_op_us=1e6 * per_op, held_after_forward=held_after_forward(subject),

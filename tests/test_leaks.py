@@ -14,7 +14,7 @@ import pytest
 from paddle import nn
 from paddle.base import core
 
-from paddle_recompute import recompute
+from paddle_recompute import no_recompute, policies, recompute
 from paddle_recompute._core import hooks as _hooks
 from paddle_recompute._core import nonreentrant as _nonreentrant
 from paddle_recompute._core import reentrant as _reentrant
@@ -202,8 +202,6 @@ def test_kept_saved_tensors_are_freed_as_their_nodes_run(region):
     region's kept slots (``KeepHandle``, ``Kept``) let go once unpacked: the backward's peak
     is plain Paddle's (it was one activation per saved tensor higher), and ``retain_graph``
     still gives a second backward."""
-    from paddle_recompute import no_recompute, policies
-
     regions = {
         "save_all": lambda x: recompute(_exp_chain, x, use_reentrant=False, policy=policies.save_all),
         "no_recompute": lambda x: recompute(lambda t: no_recompute(_exp_chain, t), x, use_reentrant=False),
@@ -223,8 +221,6 @@ def test_a_region_with_nothing_to_rerun_lets_go_of_its_inputs(case):
     """NOTE [ Inputs only for a rerun ]: when no handle is alive after the forward, no rerun
     can come, so the region holds its input no longer than the plain forward does (held to
     backward before); a region that may rerun still holds it, and gradients are plain's."""
-    from paddle_recompute import policies
-
     policy = getattr(policies, case)
 
     def step(region: bool):
@@ -259,22 +255,9 @@ _REGIONS_AFTER_BACKWARD = {
     "reentrant": lambda f, h: recompute(_block, f, h, use_reentrant=True),
     "non_reentrant": lambda f, h: recompute(_block, f, h, use_reentrant=False),
     "offloaded_input": lambda f, h: recompute(_block, f, h, use_reentrant=False, offload_indices=[1]),
-    "policy": lambda f, h: recompute(_block, f, h, use_reentrant=False, policy=_policies().save_matmuls),
-    "no_recompute": lambda f, h: recompute(lambda t: paddle.tanh(_no_recompute()(f, t)), h,
-                                           use_reentrant=False),
+    "policy": lambda f, h: recompute(_block, f, h, use_reentrant=False, policy=policies.save_matmuls),
+    "no_recompute": lambda f, h: recompute(lambda t: paddle.tanh(no_recompute(f, t)), h, use_reentrant=False),
 }
-
-
-def _policies():
-    from paddle_recompute import policies
-
-    return policies
-
-
-def _no_recompute():
-    from paddle_recompute import no_recompute
-
-    return no_recompute
 
 
 @pytest.mark.parametrize("region", sorted(_REGIONS_AFTER_BACKWARD))
@@ -390,8 +373,6 @@ class _SelfSaving(nn.Layer):
 
 
 def _selective_regions():
-    from paddle_recompute import policies
-
     masks = policies.save_any_of(policies.save_matmuls_except_scores, policies.save_dropout_masks)
     tagged = policies.save_names("h")
 
@@ -421,8 +402,6 @@ def _tagging(layer):
 
 
 def _kept_first(layer):
-    from paddle_recompute import no_recompute
-
     def run(x):
         h = no_recompute(lambda t: paddle.nn.functional.softmax(layer.fc1(t), axis=-1), x)
         return layer.fc2(paddle.exp(h))

@@ -25,22 +25,22 @@ __all__ = ["MeasuredFrame", "measured_regions", "buffer_of", "add_buffer"]
 class MeasuredFrame(PolicyFrame):
     """A policy region that reports its held bytes and rerun time."""
 
-    __slots__ = ("finished", "slot_bytes", "rerun_ns", "input_starts", "held")
+    __slots__ = ("finished", "slot_bytes", "rerun_ns", "held")
 
     def __init__(self, finished: list, policy, function, args, kwargs, **fields):
         super().__init__(policy, function, args, kwargs, **fields)
         self.finished = finished
         self.slot_bytes: dict[int, int] = {}  # buffer start -> bytes, of saved tensors handles carry
         self.rerun_ns = 0  # by the planner's clock (NOTE [ Planning clock ] in profile.py)
-        self.input_starts: list[int] = []  # the inputs' buffers (the frame may let go of them)
         self.held = 0  # held_bytes(), counted when the forward ends
 
     def kept_slot(self, tensor) -> None:
         add_buffer(self.slot_bytes, tensor)
 
     def finish(self, early_stop: bool) -> None:
-        self.input_starts = [buffer_of(t)[0] for t in self.leaves if t._is_initialized()]
         super().finish(early_stop)
+        # counted now: the frame may let go of its inputs and kept outputs later
+        # (NOTE [ Inputs only for a rerun ])
         self.held = self._count_held()
         self.finished.append(self)
 
@@ -65,19 +65,18 @@ class MeasuredFrame(PolicyFrame):
                     add_buffer(sizes, t)
             if op.mask is not None and op.mask[1] is None:
                 add_buffer(sizes, op.mask[0])
-        for start in self._alive_anyway():
-            sizes.pop(start, None)
+        for t in self._alive_anyway():
+            if t._is_initialized():
+                sizes.pop(buffer_of(t)[0], None)
         return _covered(sizes)
 
     def _alive_anyway(self):
-        """Buffer starts of the inputs, parameters and buffers: kept views of them
-        (``mask[:s, :s]``) cost nothing, as the planner counts the inputs held by whatever
-        made them (NOTE [ Inputs only for a rerun ]: the frame itself may let go of them)."""
-        yield from self.input_starts
+        """Inputs, parameters and buffers: kept views of them (``mask[:s, :s]``) cost nothing,
+        as the planner counts the inputs held by whatever made them."""
+        yield from self.leaves
         for layer in self.state.layers:
-            for t in (*layer.parameters(include_sublayers=False), *layer.buffers(include_sublayers=False)):
-                if t._is_initialized():
-                    yield buffer_of(t)[0]
+            yield from layer.parameters(include_sublayers=False)
+            yield from layer.buffers(include_sublayers=False)
 
 
 @contextlib.contextmanager

@@ -222,7 +222,7 @@ def _recording(name: str, calls: list, active: list | None = None):
     recording in progress (``profile_runs.py`` marks child calls in it)."""
     def wrap(forward):
         def recorded(*args, **kwargs):
-            rec = _Recorder(tree.flatten((args, kwargs))[0], _buffers_of(forward))
+            rec = _Recorder(tree.tensors((args, kwargs)), _buffers_of(forward))
             sync()
             start, start_clock = _clock(), clock()
             if active is not None:
