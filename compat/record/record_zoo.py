@@ -145,6 +145,13 @@ def _weighted_softmax(v, weight):
     return (ms.ops.softmax(v * 1, -1) * weight).sum()
 
 
+def start_mindspore():
+    """A recording process's MindSpore: PyNative on the CPU, the softmax backward warmed up
+    before any model (``rerecord_check.py`` starts the same way, so that it reproduces)."""
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    warm_softmax_backward()
+
+
 OPTIONS = ("--first-per-family", "--limit-s=")
 
 
@@ -155,8 +162,7 @@ def main(argv):
     unknown = [a for a in argv if a.startswith("-") and not a.startswith(OPTIONS)]
     if unknown:  # an unknown option must not start a whole-zoo recording
         raise SystemExit(f"record_zoo.py: unknown option(s) {unknown}; the options are {OPTIONS}")
-    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
-    warm_softmax_backward()
+    start_mindspore()
     OUT.mkdir(parents=True, exist_ok=True)
     given = [a for a in argv if not a.startswith("--")]
     limits = [int(a.split("=", 1)[1]) for a in argv if a.startswith("--limit-s=")]

@@ -15,8 +15,6 @@ import json
 import sys
 from pathlib import Path
 
-import mindspore as ms
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import record_zoo  # noqa: E402
 
@@ -31,8 +29,7 @@ def main(names):
     if not names or names[0] in ("-h", "--help"):
         print(__doc__)
         return 0
-    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
-    record_zoo.warm_softmax_backward()
+    record_zoo.start_mindspore()
     failed = 0
     for name in names:
         old = json.loads((record_zoo.OUT / f"{name}.json").read_text())
