@@ -1,6 +1,7 @@
 """Record real MindSpore 2.10 on the mindcv 0.3.0 zoo (compat/zoo_case.py), one JSON per model.
 
-    /work/msvenv/bin/python compat/record/record_zoo.py [--first-per-family] [--limit-s=S] [NAME ...]
+    /work/msvenv/bin/python compat/record/record_zoo.py [--first-per-family] [--limit-s=S] [--recompute]
+        [NAME ...]
     /work/msvenv/bin/python compat/record/record_zoo.py --help
 
 Writes ``tests/mindspore/recorded/zoo/<model>.json``: family, input size, parameter table,
@@ -10,6 +11,12 @@ Models already recorded are skipped (the run resumes). A model MindSpore cannot 
 recorded with its error, and so is one that takes over ``--limit-s`` seconds (900 by default; a
 TimeoutError record is withdrawn by deleting it, so a later run retries it, with a longer limit
 on a less loaded machine). Order: one model per family first, then the rest.
+
+``--recompute`` records with MindSpore's own ``Cell.recompute()`` on the model's repeated blocks
+(``zoo_case.repeated_blocks``), for a model whose activations do not fit in memory otherwise
+(cait_m48_448). MindSpore's recomputation gives the same numbers, bit for bit: checked with
+``rerecord_check.py --recompute`` against records made without it. The record says so
+(``ms_recompute_blocks``).
 """
 
 from __future__ import annotations
@@ -79,10 +86,15 @@ def pick_size(name, model, scales):
     raise RuntimeError(errors[zoo_case.own_size(name)])
 
 
-def record(name):
+def record(name, recompute=False):
     entry = {"model": name, "family": family(name), "mindspore": ms.__version__, "protocol": PROTOCOL}
     model = zoo_case.prepare(name)
     net, fixed = model
+    if recompute:
+        blocks = zoo_case.repeated_blocks(net)
+        for block in blocks:
+            block.recompute()
+        entry["ms_recompute_blocks"] = len(blocks)
     entry["params"] = zoo_case.param_table(net)
     entry["scales"] = scales = zoo_case.init_scales(net)
     entry["fixed_sum"] = float(sum(np.abs(v.astype(np.float64)).sum() for v in fixed.values()))
@@ -152,7 +164,7 @@ def start_mindspore():
     warm_softmax_backward()
 
 
-OPTIONS = ("--first-per-family", "--limit-s=")
+OPTIONS = ("--first-per-family", "--limit-s=", "--recompute")
 
 
 def main(argv):
@@ -178,7 +190,7 @@ def main(argv):
         start = time.time()
         signal.alarm(limit_s)
         try:
-            entry = record(name)
+            entry = record(name, recompute="--recompute" in argv)
         except Exception as error:  # noqa: BLE001 - MindSpore's own failure is the record
             entry = {
                 "model": name,
