@@ -131,7 +131,7 @@ def test_checks_at_once_each_keep_their_row(zoo, tmp_path, monkeypatch):
 
 
 def test_summaries_agree_with_the_result_file():
-    """compat/README.md's and compat/zoo_results.md's headline counts are the result file's, and
+    """README.md's, compat/README.md's and compat/zoo_results.md's headline counts are the result file's, and
     every recorded model has its row (the README must not keep an older count)."""
     results = json.loads((COMPAT / "zoo_results.json").read_text())
     checks = ("builds", "params", "forward_ok", "step_ok", "recompute_exact")  # compat/zoo.py's passed()
@@ -142,6 +142,7 @@ def test_summaries_agree_with_the_result_file():
     assert f"**Summary:** {passed} of 267 models pass" in readme
     assert f"{results['checked']} of the 275 registered models are recorded and checked" in readme
     assert f"**{passed} of 267** pass" in (COMPAT / "zoo_results.md").read_text()
+    assert f"**{passed} of 267 pass**" in (ROOT / "README.md").read_text()
 
 
 def test_mindcv_imports_whole_under_the_alias():
