@@ -39,6 +39,26 @@ def alias():
         uninstall_import_alias()
 
 
+@pytest.fixture
+def compat_path():
+    """compat/ on ``sys.path``: its scripts import as modules (zoo, zoo_case, saved_on_disk)."""
+    from _ms_helpers import COMPAT
+
+    sys.path.insert(0, str(COMPAT))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(COMPAT))
+
+
+@pytest.fixture
+def zoo(alias, compat_path):
+    """compat/zoo.py as a module (it imports mindcv and zoo_case under the alias)."""
+    import zoo as module
+
+    return module
+
+
 @pytest.fixture(autouse=True)
 def _clean_state():
     """Each test starts and ends with grad on, no hook frames, no import alias, plain Paddle Layers."""

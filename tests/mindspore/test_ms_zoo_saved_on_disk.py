@@ -7,28 +7,18 @@ and logits, bit for bit), hold fewer bytes than it, and leave no file or hook be
 
 from __future__ import annotations
 
+import contextlib
 import json
-import sys
 
 import numpy as np
 import paddle
 import pytest
-from _ms_helpers import COMPAT, ROOT
+from _ms_helpers import ROOT
 from paddle.base import core
 
-import paddle_recompute.mindspore as ms
 from paddle_recompute._core import hooks
 
 RECORDED = ROOT / "tests" / "mindspore" / "recorded" / "zoo"
-
-
-@pytest.fixture
-def compat_path():
-    sys.path.insert(0, str(COMPAT))
-    try:
-        yield
-    finally:
-        sys.path.remove(str(COMPAT))
 
 
 @pytest.fixture
@@ -56,17 +46,9 @@ def _held_after_forward(net, x, context):
     return held, float(loss), [p.grad.numpy().copy() for p in net.parameters()], files
 
 
-class _Plain:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
-
-
 def test_same_gradients_fewer_bytes_no_files_left(disk):
     net, x = _attention()
-    plain_held, plain_loss, plain_grads, _ = _held_after_forward(net, x, _Plain)
+    plain_held, plain_loss, plain_grads, _ = _held_after_forward(net, x, contextlib.nullcontext)
     disk_held, disk_loss, disk_grads, files = _held_after_forward(net, x, disk.saved_on_disk)
     assert disk_loss == plain_loss
     for a, b in zip(plain_grads, disk_grads, strict=True):
@@ -94,7 +76,7 @@ def test_paddle_grad_reads_the_files_in_place(disk):
     read into memory, every saved tensor would be held again at its peak. Mapped from the
     files, they are not the allocator's: the peak is lower by most of what went to disk."""
     net, x = _attention()
-    plain_peak, plain_grads, _ = _grad_peak(net, x, _Plain)
+    plain_peak, plain_grads, _ = _grad_peak(net, x, contextlib.nullcontext)
     disk_peak, disk_grads, files = _grad_peak(net, x, disk.saved_on_disk)
     for a, b in zip(plain_grads, disk_grads, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -132,17 +114,6 @@ def test_bfloat16_and_integer_tensors_come_back_as_they_were(disk):
     assert files.count >= 4
     np.testing.assert_array_equal(x.grad.numpy(), plain[0])
     np.testing.assert_array_equal(w.grad.numpy(), plain[1])
-
-
-@pytest.fixture
-def zoo(compat_path):
-    ms.install_import_alias()
-    try:
-        import zoo as module  # compat/zoo.py: imports mindcv and zoo_case under the alias
-
-        yield module
-    finally:
-        ms.uninstall_import_alias()
 
 
 def test_zoo_check_with_the_plain_run_on_disk(zoo, monkeypatch):
