@@ -56,7 +56,7 @@ from paddle_recompute import apply_recompute_granularity, planner, policies  # n
 from paddle_recompute._bench import gpt as gpt_model  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory  # noqa: E402
 from paddle_recompute._bench.paddleformers import FAMILIES, causal_lm  # noqa: E402
-from paddle_recompute._planner.calibrate import Wrapped  # noqa: E402
+from paddle_recompute._entry.routing import route_forwards  # noqa: E402
 from paddle_recompute._planner.final_choice import duel_wins  # noqa: E402
 from paddle_recompute._planner.options import option_kinds, recompute_forward  # noqa: E402
 from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
@@ -151,9 +151,8 @@ def _preset(subject: Subject, granularity: str):
 
 
 def _policy(subject: Subject, policy):
-    wrapped = Wrapped([(b, functools.partial(recompute_forward, policy=policy)) for b in subject.blocks])
-    wrapped.__enter__()
-    return lambda: wrapped.__exit__(None, None, None)
+    return route_forwards((b, functools.partial(recompute_forward, policy=policy))
+                          for b in subject.blocks).remove
 
 
 def _held(subject: Subject, memory: HostMemory) -> tuple[int, float]:

@@ -37,7 +37,7 @@ from paddle.distributed.fleet.utils import recompute as builtin_recompute  # noq
 
 from paddle_recompute import recompute  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory  # noqa: E402
-from paddle_recompute._planner.calibrate import Wrapped  # noqa: E402
+from paddle_recompute._entry.routing import route_forwards  # noqa: E402
 
 MiB = 2**20
 
@@ -59,12 +59,12 @@ def loop(subject: frontier.Subject, run, steps: int) -> dict:
     """Peak and after-backward bytes of steps 2.. of the loop, over the bytes allocated before
     the first."""
     memory = HostMemory()
-    wrapped = Wrapped([(b, functools.partial(_region, run)) for b in subject.blocks] if run else [])
+    swaps = [(b, functools.partial(_region, run)) for b in subject.blocks] if run else []
     forward, backward, after = [], [], []
     loss = None
     gc.collect()
     start = memory.current()
-    with wrapped:
+    with route_forwards(swaps):
         for step in range(steps):
             gc.collect()
             memory.reset_peak()

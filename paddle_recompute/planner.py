@@ -4,7 +4,9 @@
   forward and recompute time of each.
 * :func:`plan` picks, per block, the recompute option (none, the whole block, a sublayer, a
   policy) that minimises predicted recompute time under ``budget``; exact solvers.
-* :func:`apply_plan` (or ``Plan.apply``) wires the plan into the model, reversibly.
+* :func:`apply_plan` (or ``Plan.apply``) wires the plan into the model, reversibly: it
+  returns an :class:`Applied` handle, the one undo handle that presets
+  (``apply_recompute_granularity``) and ``testing.recompute_sublayers`` return too.
 * ``recompute_sequential({"segments": "auto"}, ...)`` uses the same measurements to cut a
   chain into segments.
 
@@ -23,6 +25,7 @@ Example:
     >>> model(x).sum().backward(); handle.remove()
 """
 
+from ._entry.routing import Applied
 from ._planner.options import Candidate, kept_tensors_option, option_kinds, register_option
 from ._planner.plan import plan
 from ._planner.plan_value import AppliedPlan, BlockChoice, Plan, apply_plan
@@ -32,6 +35,7 @@ from ._planner.profile_result import LayerProfile, Profile, SavedTensor
 from ._planner.solve import InfeasibleBudget
 
 __all__ = [
+    "Applied",
     "AppliedPlan",
     "BlockChoice",
     "Candidate",

@@ -14,7 +14,7 @@ import pytest
 import paddle_recompute as pr
 from paddle_recompute._core.nonreentrant import rerunning
 from paddle_recompute._entry.recompute import policy_frames
-from paddle_recompute._planner.calibrate import Wrapped
+from paddle_recompute._entry.routing import route_forwards
 from paddle_recompute._planner.options import recompute_forward
 from paddle_recompute._selective.frame import PolicyFrame
 from paddle_recompute.policies import OpPolicy
@@ -201,7 +201,7 @@ def test_llama_layers_exact_under_op_policies_with_operators_left_out(frames):
         if policy is None:
             out = model(input_ids=ids, labels=labels)
         else:
-            with Wrapped([(b, lambda f: recompute_forward(f, policy=policy)) for b in blocks]):
+            with route_forwards([(b, lambda f: recompute_forward(f, policy=policy)) for b in blocks]):
                 out = model(input_ids=ids, labels=labels)
         loss = rm.loss_of(out)
         loss.backward()
@@ -266,7 +266,7 @@ def test_operator_model_names_exactly_the_operators_the_rerun_runs(frames):
         frames.clear()
         policy = OpPolicy(names, keep)
         wrap = functools.partial(recompute_forward, policy=policy)
-        with Wrapped([(table[b], wrap) for b in prof.blocks]):
+        with route_forwards([(table[b], wrap) for b in prof.blocks]):
             out = loss(ids)
         # retain_graph: the frame keeps what its skips used, read below (without it, the
         # frame lets go of it when the backward ends: NOTE [ Inputs only for a rerun ])

@@ -105,6 +105,29 @@ def test_apply_is_reversible_and_not_stacked(gpt):
     assert all("forward" not in layer.__dict__ for layer in model.sublayers(include_self=True))
 
 
+def test_plan_and_preset_handles_nest_and_remove_in_either_order(gpt):
+    model, tokens, _, prof = gpt
+    plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof)
+
+    def logits():
+        paddle.seed(3)
+        return model(tokens).numpy()
+
+    expected = logits()
+    block = next(layer for layer in model.sublayers() if isinstance(layer, gpt_model.Block))
+    for first_out in ("plan", "preset"):
+        with plan.apply(model) as applied:
+            assert isinstance(applied, pr.planner.Applied) and applied.layers
+            preset = pr.apply_recompute_granularity(block, "full")
+            assert isinstance(preset, pr.planner.Applied) and preset.layers == [block]
+            np.testing.assert_array_equal(logits(), expected)
+            (applied if first_out == "plan" else preset).remove()
+            assert bool(applied.layers) == (first_out == "preset")
+            np.testing.assert_array_equal(logits(), expected)
+            preset.remove()
+        assert all("forward" not in layer.__dict__ for layer in model.sublayers(include_self=True))
+
+
 def test_plan_applies_to_an_identical_model(gpt):
     model, tokens, targets, prof = gpt
     plan = pr.planner.plan(lambda t: model(t), tokens, budget=0.3, blocks=list(model.blocks))

@@ -122,6 +122,19 @@ def test_state_dict_keys_unchanged_and_undo():
     assert "forward" not in vars(block.self_attn) and "forward" not in vars(block)
 
 
+@pytest.mark.parametrize("granularity", ["full", "full_attn", "core_attn", "selective"])
+def test_preset_returns_the_handle_that_undoes_it_on_exit(granularity):
+    import paddle_recompute as pr
+
+    block = encoder_layer(True)
+    with apply_recompute_granularity(block, granularity) as handle:
+        assert isinstance(handle, pr.planner.Applied) and len(handle.layers) == 1
+        assert any("forward" in vars(layer) for layer in block.sublayers(include_self=True))
+    assert not any("forward" in vars(layer) for layer in block.sublayers(include_self=True))
+    handle.remove()  # idempotent
+    assert isinstance(apply_recompute_granularity(block, "none"), pr.planner.Applied)
+
+
 def test_reapplying_replaces_the_preset():
     block = gpt_model.Block(SMALL)
     apply_recompute_granularity(block, "full")

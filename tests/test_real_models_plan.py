@@ -14,7 +14,7 @@ from paddle.base import core
 import paddle_recompute as pr
 from paddle_recompute import planner
 from paddle_recompute.__main__ import main
-from paddle_recompute._planner import calibrate as planner_calibrate
+from paddle_recompute._entry.routing import route_forwards
 from paddle_recompute._planner import profile as planner_profile
 from paddle_recompute._planner.options import candidates_for, recompute_forward
 
@@ -73,7 +73,7 @@ def test_each_option_holds_what_it_predicts(name):
     for block in prof.block_profiles()[:2]:
         for option in candidates_for(block, prof, ("full", "sub")):
             swaps = [(_sublayer(model, t), recompute_forward) for t in option.targets]
-            with planner_calibrate.Wrapped(swaps):
+            with route_forwards(swaps):
                 held = _held(model, args, kwargs)
             predicted = option.memory - block.saved_bytes
             assert held - none <= predicted, (block.name, option.name, held - none, predicted)

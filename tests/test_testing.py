@@ -262,6 +262,27 @@ def test_recompute_sublayers_counts_reruns(use_reentrant):
     assert len(counted) == 2
 
 
+def test_recompute_sublayers_returns_an_undo(use_reentrant):
+    import paddle_recompute as pr
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 1))
+    counted = []
+    inner = model[0].forward
+    model[0].forward = lambda *a, **k: (counted.append(1), inner(*a, **k))[1]
+    mine = model[0].forward
+    x = paddle.randn([2, 3])
+    x.stop_gradient = False
+    with recompute_sublayers(model, ["0", "2"], use_reentrant=use_reentrant) as handle:
+        assert isinstance(handle, pr.planner.Applied) and handle.layers == [model[0], model[2]]
+        model(x).sum().backward()
+        assert len(counted) == 2  # forward and the rerun
+    assert model[0].forward is mine and "forward" not in vars(model[2])
+    handle.remove()  # idempotent
+    counted.clear()
+    model(x).sum().backward()
+    assert len(counted) == 1  # no rerun once removed
+
+
 def test_recompute_sublayers_unknown_name():
     with pytest.raises(KeyError, match="'nope' is not a sublayer"):
         recompute_sublayers(nn.Sequential(nn.Linear(2, 2)), ["nope"])

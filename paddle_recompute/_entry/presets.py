@@ -11,7 +11,8 @@
   scores, softmax and dropout outputs (rebuilt from their masks) are recomputed.  The
   least recompute per byte freed of the presets (on the CPU GPT benchmark: 0.47x the
   activations for about 1.05x the step time).
-* ``"none"``: undo a preset (the block's own ``forward`` again).
+* ``"none"``: undo a preset (the block's own ``forward`` again); the same as ``remove()`` on
+  the handle the preset returned.
 
 The block's (or sublayer's) ``forward`` is replaced on the instance, so parameter names,
 ``state_dict`` keys and hooks registered on the layer are unchanged.
@@ -22,19 +23,19 @@ from __future__ import annotations
 from paddle import nn
 
 from .._selective import policies
-from .routing import route_forward
+from .routing import Applied, route_forward
 
 __all__ = ["apply_recompute_granularity", "GRANULARITIES"]
 
 GRANULARITIES = ("full", "full_attn", "core_attn", "selective", "none")
 _ATTENTION_NAMES = ("self_attn", "attn", "attention", "self_attention")
-_ROUTING = "_paddle_recompute_preset"  # the preset's Routing, on the layer it routed
+_HANDLE = "_paddle_recompute_preset"  # the preset's Applied, on the block it was applied to
 
 
 def apply_recompute_granularity(
     block: nn.Layer, granularity: str, *, attention: str | None = None, **options
-) -> nn.Layer:
-    """Make ``block`` recompute at ``granularity`` (non-reentrant); returns ``block``.
+) -> Applied:
+    """Make ``block`` recompute at ``granularity`` (non-reentrant); returns the undo handle.
 
     Args:
         block: a transformer block, e.g. ``paddle.nn.TransformerEncoderLayer`` or any layer
@@ -47,7 +48,9 @@ def apply_recompute_granularity(
         **options: further ``recompute`` options (``preserve_rng_state``, ``early_stop``...).
 
     Returns:
-        ``block``, changed in place.
+        A :class:`~paddle_recompute.planner.Applied` handle: ``remove()`` (or leaving its
+        ``with`` block) undoes the preset, as ``granularity="none"`` does.  ``block`` is
+        changed in place; a preset applied again replaces the one before it.
 
     Raises:
         TypeError: ``block`` is not a ``paddle.nn.Layer``.
@@ -57,9 +60,10 @@ def apply_recompute_granularity(
     Example:
         >>> import paddle, paddle_recompute as pr
         >>> layer = paddle.nn.TransformerEncoderLayer(16, 2, 32)
-        >>> layer = pr.apply_recompute_granularity(layer, "core_attn")
+        >>> handle = pr.apply_recompute_granularity(layer, "core_attn")
         >>> x = paddle.randn([2, 5, 16]); x.stop_gradient = False
         >>> layer(x).sum().backward()
+        >>> handle.remove()
     """
     if not isinstance(block, nn.Layer):
         raise TypeError(f"apply_recompute_granularity: `block` must be a paddle.nn.Layer, "
@@ -75,19 +79,16 @@ def apply_recompute_granularity(
     if granularity == "none":
         for child in block.sublayers():
             _restore(child)
-        return block
+        return Applied()
     if granularity == "full":
-        _wrap(block, options)
-        return block
+        return _wrap(block, block, options)
     if granularity == "selective":
-        _wrap(block, {**options, "policy": policies.save_matmuls_except_scores_and_masks})
-        return block
+        return _wrap(block, block, {**options, "policy": policies.save_matmuls_except_scores_and_masks})
     attn = _find_attention(block, attention)
     _restore(attn)
     if granularity == "core_attn":
         options = {**options, "policy": policies.save_all_but_attention_core}
-    _wrap(attn, options)
-    return block
+    return _wrap(block, attn, options)
 
 
 def _find_attention(block: nn.Layer, name: str | None) -> nn.Layer:
@@ -110,12 +111,14 @@ def _find_attention(block: nn.Layer, name: str | None) -> nn.Layer:
     )
 
 
-def _wrap(layer: nn.Layer, options: dict) -> None:
-    object.__setattr__(layer, _ROUTING, route_forward(layer, use_reentrant=False, **options))
+def _wrap(block: nn.Layer, layer: nn.Layer, options: dict) -> Applied:
+    handle = Applied([route_forward(layer, use_reentrant=False, **options)])
+    object.__setattr__(block, _HANDLE, handle)
+    return handle
 
 
 def _restore(layer: nn.Layer) -> None:
-    routing = vars(layer).get(_ROUTING)
-    if routing is not None:
-        routing.remove()
-        object.__delattr__(layer, _ROUTING)
+    handle = vars(layer).get(_HANDLE)
+    if handle is not None:
+        handle.remove()
+        object.__delattr__(layer, _HANDLE)

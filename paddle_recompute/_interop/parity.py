@@ -3,6 +3,7 @@ compare (public as :mod:`paddle_recompute.testing`, whose docstring has the over
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import paddle
 
-from .._entry.routing import route_forward
+from .._entry.routing import Applied, recomputed_forward, route_forwards
 from .compare import assert_tensors_equal, to_numpy
 
 __all__ = [
@@ -108,7 +109,9 @@ def _train(
     _seed_all(seed)
     model, optimizer = build_model(recompute_on)
     if recompute_on and plan is not None:
-        model = plan(model) or model
+        applied = plan(model)  # an undo handle, the model, or None
+        if isinstance(applied, paddle.nn.Layer):
+            model = applied
     losses, grads = [], []
     for step in range(steps):
         losses.append(to_numpy(train_step(model, optimizer, step)))
@@ -150,7 +153,7 @@ def assert_loss_parity(
             them from ``step``.
         steps: number of training steps.
         seed: seed of both runs.
-        recompute_plan: optional ``plan(model) -> model or None`` applied to the model of
+        recompute_plan: optional ``plan(model) -> handle, model or None`` applied to the model of
             the recompute run (e.g. :func:`recompute_sublayers`); with ``None``,
             ``build_model(True)`` is expected to set recompute up itself.
         rtol: relative tolerance (0: exact).
@@ -200,7 +203,7 @@ def assert_loss_parity(
 
 def recompute_sublayers(
     model: paddle.nn.Layer, names: Iterable[str], **options: Any
-) -> paddle.nn.Layer:
+) -> Applied:
     """Make the named sublayers of ``model`` run through :func:`~paddle_recompute.recompute`.
 
     Each sublayer's ``forward`` is replaced (on that instance only) by one that calls
@@ -215,7 +218,8 @@ def recompute_sublayers(
             (``use_reentrant``, ``preserve_rng_state``, ...).
 
     Returns:
-        ``model`` itself.
+        A :class:`~paddle_recompute.planner.Applied` handle: ``remove()`` (or leaving its
+        ``with`` block) puts the sublayers' forwards back.
 
     Raises:
         KeyError: a name is not a sublayer of ``model``.
@@ -224,14 +228,15 @@ def recompute_sublayers(
         >>> import paddle
         >>> from paddle_recompute.testing import recompute_sublayers
         >>> model = paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.ReLU())
-        >>> model = recompute_sublayers(model, ["0"], use_reentrant=False)
-        >>> list(model(paddle.ones([2, 4])).shape)
+        >>> with recompute_sublayers(model, ["0"], use_reentrant=False):
+        ...     list(model(paddle.ones([2, 4])).shape)
         [2, 4]
     """
     layers = dict(model.named_sublayers())
+    names = list(names)
     for name in names:
         if name not in layers:
             raise KeyError(f"recompute_sublayers: {name!r} is not a sublayer of the model; "
                            f"sublayers: {sorted(layers)}")
-        route_forward(layers[name], **options)
-    return model
+    wrap = functools.partial(recomputed_forward, **options)
+    return route_forwards((layers[name], wrap) for name in names)

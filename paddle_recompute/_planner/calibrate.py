@@ -23,11 +23,11 @@ import paddle
 from .._core import tree
 from .._core.amp import grad_enabled, set_grad_enabled
 from .._core.state import ForwardState
-from .._entry.routing import route_forward
+from .._entry.routing import route_forwards
 from .options import wrap_of, wrapped_forward
 from .profile import clock, sync
 
-__all__ = ["calibrated", "trainable_params", "step", "Wrapped"]
+__all__ = ["calibrated", "trainable_params", "step"]
 
 
 def calibrated(call, table: dict, roots: tuple, prof, cands: list, rounds: int) -> list:
@@ -63,7 +63,7 @@ def _measure(call, table, roots, params, prof, cands, missing, rounds) -> None:
                 # bases alternate with options: each option against the two around it,
                 # since the machine's load drifts over a round
                 chosen = [_candidate(cands[i], name) for i in idx]
-                with Wrapped([(table[t], functools.partial(wrapped_forward, c.kind, payload=c.payload))
+                with route_forwards([(table[t], functools.partial(wrapped_forward, c.kind, payload=c.payload))
                               for c in chosen for t in c.targets]):
                     timed = step(call, roots, params)
                 after = step(call, roots, params)
@@ -93,21 +93,3 @@ def step(call, roots, params) -> float:
                     allow_unused=True)
         sync()
         return clock() - start
-
-
-class Wrapped:
-    """Route each ``layer``'s ``forward`` through ``wrap`` for the body, given ``(layer,
-    wrap)`` pairs (:func:`~paddle_recompute._entry.routing.route_forward`; undone in
-    reverse order)."""
-
-    def __init__(self, swaps: list):
-        self.swaps = swaps
-        self.routings: list = []
-
-    def __enter__(self) -> None:
-        for layer, wrap in self.swaps:
-            self.routings.append(route_forward(layer, wrap))
-
-    def __exit__(self, *exc: object) -> None:
-        for routing in reversed(self.routings):
-            routing.remove()

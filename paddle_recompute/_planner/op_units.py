@@ -150,7 +150,7 @@ def unit_rerun_s(prof, key: str) -> float | None:
 
 
 def unit_swaps(table: dict, prof, wraps: dict) -> list:
-    """``(layer, wrap)`` pairs for ``calibrate.Wrapped`` putting ``wraps[key]`` on each unit:
+    """``(layer, wrap)`` pairs for ``route_forwards`` putting ``wraps[key]`` on each unit:
     every call of a block, only its own call of a call unit (calls numbered as
     ``apply_calls`` numbers them, so several units of one shared layer share one swap)."""
     by_layer: dict = {}

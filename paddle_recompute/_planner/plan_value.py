@@ -13,7 +13,7 @@ from typing import Any
 
 import paddle
 
-from .._entry.routing import route_forward
+from .._entry.routing import Applied, route_forward, routings_of
 from .apply_calls import Run, call_forward
 from .options import load_payload, wrap_of, wrapped_forward
 from .profile_result import Profile
@@ -147,27 +147,20 @@ class Plan:
         return "\n".join(lines)
 
 
-class AppliedPlan:
-    """Handle of an applied plan: ``remove()`` restores the wrapped forwards; also a
-    context manager that removes on exit."""
+class AppliedPlan(Applied):
+    """The :class:`~paddle_recompute.planner.Applied` handle of an applied plan: ``remove()``
+    restores the wrapped forwards and forgets the application in ``plan``; also a context
+    manager that removes on exit."""
 
     def __init__(self, plan: Plan, routings: list):
+        super().__init__(routings)  # one Routing per wrapped layer, in order
         self.plan = plan
-        self.routings = routings  # one Routing per wrapped layer, in order
 
     def remove(self) -> None:
         """Restore the original forwards (idempotent)."""
-        for routing in reversed(self.routings):
-            routing.remove()
-        self.routings = []
+        super().remove()
         if self in self.plan._applied:
             self.plan._applied.remove(self)
-
-    def __enter__(self) -> AppliedPlan:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
 
 
 def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
@@ -206,7 +199,7 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
     targets = _targets(model, plan)
     by_layer: dict = {}
     for choice, name, layer in targets:
-        if getattr(layer.__dict__.get("forward"), _MARK, False):
+        if any(r.owner == _MARK for r in routings_of(layer)):
             raise ValueError(f"apply_plan: layer {name!r} is already wrapped by a plan; "
                              "remove that plan first")
         by_layer.setdefault(id(layer), (layer, []))[1].append(choice)
@@ -218,7 +211,7 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
     routings: list = []
     for layer, choices in by_layer.values():
         routing = route_forward(layer, functools.partial(_routed, layer, choices, runs))
-        setattr(routing.forward, _MARK, True)
+        routing.owner = _MARK
         routings.append(routing)
     handle = AppliedPlan(plan, routings)
     plan._applied.append(handle)

@@ -32,8 +32,9 @@ import warnings
 from collections.abc import Callable
 
 from .._core.amp import grad_enabled, set_grad_enabled
+from .._entry.routing import route_forwards
 from .._selective import policies
-from .calibrate import Wrapped, step, trainable_params
+from .calibrate import step, trainable_params
 from .op_units import unit_rerun_s, unit_swaps
 from .options import recompute_forward, register_option
 from .policy_frame import measured_regions
@@ -198,7 +199,7 @@ def _plain_forwards(call, table, roots, params, prof, units) -> dict:
 
         return wrap
 
-    with Wrapped(unit_swaps(table, prof, {u: timed(u) for u in units})):
+    with route_forwards(unit_swaps(table, prof, {u: timed(u) for u in units})):
         step(call, roots, params)
     return seconds
 
@@ -227,7 +228,7 @@ def _measure(call, table, roots, params, prof, wraps: dict) -> dict:
 
         return wrap_tracked
 
-    with measured_regions() as finished, Wrapped(unit_swaps(
+    with measured_regions() as finished, route_forwards(unit_swaps(
             table, prof, {name: tracked(name, wrap) for name, wrap in wraps.items()})):
         step(call, roots, params)
     out: dict = {}

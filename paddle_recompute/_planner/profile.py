@@ -50,7 +50,7 @@ from .._core import tree as _tree
 from .._core.amp import grad_enabled, set_grad_enabled
 from .._core.layers import find_roots
 from .._core.state import ForwardState
-from .._entry.routing import route_forward
+from .._entry.routing import Applied, route_forwards
 from .profile_blocks import layer_table, resolve_blocks
 from .profile_calls import call_rows
 from .profile_counter import Counter, spans, tensor_key
@@ -107,16 +107,15 @@ class _Instrumented:
         self.held: list = []  # every call's input tensors, until the run ends
         self.paused = False
         self.rerun_s = 0.0  # re-run time so far: enclosing layers' forward time excludes it
-        self.routings: list = []
+        self.applied = Applied()
 
     def __enter__(self) -> _Instrumented:
-        for name, layer in self.layers.items():
-            self.routings.append(route_forward(layer, functools.partial(self._wrap, name, layer)))
+        self.applied = route_forwards((layer, functools.partial(self._wrap, name, layer))
+                                      for name, layer in self.layers.items())
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for routing in reversed(self.routings):
-            routing.remove()
+        self.applied.remove()
 
     def _wrap(self, name: str, layer, original: Callable) -> Callable:
         def forward(*args, **kwargs):

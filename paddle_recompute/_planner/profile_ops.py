@@ -70,10 +70,10 @@ from .._core import ops as _ops
 from .._core import tree
 from .._core.amp import grad_enabled, set_grad_enabled
 from .._core.state import ForwardState
+from .._entry.routing import route_forwards
 from .._selective.liveness import UNKNOWN, Lineage
 from .._selective.oprecord import position
 from .._selective.policies import recompute_all
-from .calibrate import Wrapped
 from .op_solve import Op, OpGraph, Slot
 from .op_units import unit_swaps
 from .options import recompute_forward
@@ -263,7 +263,7 @@ def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3,
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        with Wrapped(unit_swaps(table, prof, {u: _recording(u, calls) for u in units})):
+        with route_forwards(unit_swaps(table, prof, {u: _recording(u, calls) for u in units})):
             for _ in range(repeats):
                 _forward(call, roots)
         observing = _observation_seconds(call, table, roots, prof, units, repeats)
@@ -308,7 +308,7 @@ def _observation_seconds(call, table, roots, prof, units, repeats: int) -> float
     diffs = []
     for _ in range(repeats):
         plain = _forward(call, roots)
-        with Wrapped(unit_swaps(table, prof, dict.fromkeys(units, observed))):
+        with route_forwards(unit_swaps(table, prof, dict.fromkeys(units, observed))):
             diffs.append(_forward(call, roots) - plain)
     return max(statistics.median(diffs), 0.0)
 

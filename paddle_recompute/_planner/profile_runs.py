@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 
 from .._core.amp import grad_enabled, set_grad_enabled
-from .calibrate import Wrapped
+from .._entry.routing import route_forwards
 from .op_units import unit_swaps
 from .profile_ops import OpProfile, _forward, _grouped, _observation_seconds, _recording, signature
 
@@ -77,7 +77,7 @@ def profile_runs(call, table: dict, roots: tuple, prof, runs: dict,
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        with Wrapped(unit_swaps(table, prof, wraps)):
+        with route_forwards(unit_swaps(table, prof, wraps)):
             for _ in range(repeats):
                 _forward(call, roots)
         observing = _observation_seconds(call, table, roots, prof, callers, repeats)

@@ -22,7 +22,8 @@ import statistics
 
 from .._core.amp import grad_enabled, set_grad_enabled
 from .._core.errors import RecomputeError
-from .calibrate import Wrapped, step, trainable_params
+from .._entry.routing import route_forwards
+from .calibrate import step, trainable_params
 from .options import recompute_forward
 
 __all__ = ["measure_region_overhead"]
@@ -62,7 +63,7 @@ def _growth(call, table: dict, roots: tuple, params, prof, layers: list) -> tupl
     growth = []
     for _ in range(_ROUNDS):
         before = step(call, roots, params)
-        with Wrapped([(table[name], recompute_forward) for name in layers]):
+        with route_forwards([(table[name], recompute_forward) for name in layers]):
             timed = step(call, roots, params)
         after = step(call, roots, params)
         growth.append(timed - (before + after) / 2)
