@@ -57,9 +57,9 @@ from paddle_recompute._bench import gpt as gpt_model  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory  # noqa: E402
 from paddle_recompute._bench.paddleformers import FAMILIES, causal_lm  # noqa: E402
 from paddle_recompute._entry.routing import route_forwards  # noqa: E402
-from paddle_recompute._planner.final_choice import duel_wins  # noqa: E402
-from paddle_recompute._planner.options import option_kinds, recompute_forward  # noqa: E402
-from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
+from paddle_recompute._planner.options.kinds import option_kinds, recompute_forward  # noqa: E402
+from paddle_recompute._planner.plan.final_choice import duel_wins  # noqa: E402
+from paddle_recompute._planner.profile.measure import nbytes_of  # noqa: E402
 
 TRANSFORMER_PRESETS = ("full", "full_attn", "core_attn", "selective")
 CLOCK = ["cpu"]  # --clock: "cpu" (process CPU time) or "wall"

@@ -1,7 +1,7 @@
 """Where an operator-level region's rerun time goes: the model's prediction against the rerun.
 
 On PaddleFormers' Llama (the frontier benchmark's model) the decoder layers' operators are
-recorded as the planner records them (``_planner/profile_ops.py``) and the exact keep /
+recorded as the planner records them (``_planner/options/op_profile.py``) and the exact keep /
 recompute frontier solved (NOTE [ Operator model ]).  For points holding a fraction of a
 layer's saved-tensor bytes (``--fractions``), it reports:
 
@@ -38,10 +38,11 @@ import paddle  # noqa: E402
 from paddle_recompute import planner, policies  # noqa: E402
 from paddle_recompute._core.layers import find_roots  # noqa: E402
 from paddle_recompute._entry.recompute import policy_frames  # noqa: E402
-from paddle_recompute._planner import profile_ops as _profile_ops  # noqa: E402
-from paddle_recompute._planner.op_solve import evaluate, live_ops, op_frontier  # noqa: E402
-from paddle_recompute._planner.policy_frame import MeasuredFrame  # noqa: E402
-from paddle_recompute._planner.profile_blocks import layer_table  # noqa: E402
+from paddle_recompute._planner.harness import Session  # noqa: E402
+from paddle_recompute._planner.options import op_profile as _profile_ops  # noqa: E402
+from paddle_recompute._planner.options.policy_frame import MeasuredFrame  # noqa: E402
+from paddle_recompute._planner.profile.blocks import layer_table  # noqa: E402
+from paddle_recompute._planner.solvers.ops import evaluate, live_ops, op_frontier  # noqa: E402
 from paddle_recompute._selective.op_policy import OpPolicy  # noqa: E402
 
 
@@ -130,7 +131,7 @@ def main() -> None:
     prof = planner.profile(subject.loss, subject.tokens, blocks=subject.blocks, repeats=1)
     roots = find_roots(subject.loss, (subject.tokens,), {})
     table = layer_table(subject.loss, roots, subject.blocks)
-    found = _profile_ops.profile_ops((subject.loss, (subject.tokens,), {}), table, roots, prof)
+    found = _profile_ops.profile_ops(Session((subject.loss, (subject.tokens,), {}), table, roots, prof))
     graph = found[prof.blocks[0]].graph
     rows = model_rows(graph, [float(f) for f in args.fractions.split(",")])
     measure(subject, graph, rows, args.rounds)

@@ -43,7 +43,7 @@ from paddle import nn  # noqa: E402
 
 from paddle_recompute import planner  # noqa: E402
 from paddle_recompute._bench.memory import HostMemory  # noqa: E402
-from paddle_recompute._planner.profile import nbytes_of  # noqa: E402
+from paddle_recompute._planner.profile.measure import nbytes_of  # noqa: E402
 
 _SIZES = {"inception_v3": 96, "googlenet": 192, "alexnet": 224, "lenet": 28}  # the least each takes
 

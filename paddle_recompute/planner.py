@@ -26,13 +26,13 @@ Example:
 """
 
 from ._entry.routing import Applied
-from ._planner.options import Candidate, kept_tensors_option, option_kinds, register_option
-from ._planner.plan import plan
-from ._planner.plan_value import AppliedPlan, BlockChoice, Plan, apply_plan
-from ._planner.policy_options import register_policy_option
-from ._planner.profile import profile
-from ._planner.profile_result import LayerProfile, Profile, SavedTensor
-from ._planner.solve import InfeasibleBudget
+from ._planner.options.kinds import Candidate, kept_tensors_option, option_kinds, register_option
+from ._planner.options.policies import register_policy_option
+from ._planner.plan.make import plan
+from ._planner.plan.value import AppliedPlan, BlockChoice, Plan, apply_plan
+from ._planner.profile.measure import profile
+from ._planner.profile.result import LayerProfile, Profile, SavedTensor
+from ._planner.solvers.blocks import InfeasibleBudget
 
 __all__ = [
     "Applied",

@@ -10,7 +10,7 @@ import paddle
 from _rc_helpers import gc_paused
 from paddle.base import core
 
-from paddle_recompute._planner.profile import nbytes_of
+from paddle_recompute._planner.profile.measure import nbytes_of
 from paddle_recompute.testing import snapshot_grads
 
 
@@ -62,7 +62,7 @@ def apply_and_step(plan, model, x, seed: int | None = None) -> Applied:
 def offered_points(prof):
     """``(block, modelled bytes, measured bytes, policy)`` of every ``ops`` point offered to
     each block of ``prof`` (NOTE [ Kept bytes ]: the two byte counts should be equal)."""
-    from paddle_recompute._planner import op_options
+    from paddle_recompute._planner.options import ops as op_options
 
     for block in prof.blocks:
         for i in itertools.count():

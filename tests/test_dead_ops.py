@@ -15,7 +15,7 @@ import paddle_recompute as pr
 from paddle_recompute._core.nonreentrant import rerunning
 from paddle_recompute._entry.recompute import policy_frames
 from paddle_recompute._entry.routing import route_forwards
-from paddle_recompute._planner.options import recompute_forward
+from paddle_recompute._planner.options.kinds import recompute_forward
 from paddle_recompute._selective.frame import PolicyFrame
 from paddle_recompute.policies import OpPolicy
 
@@ -240,9 +240,10 @@ def test_operator_model_names_exactly_the_operators_the_rerun_runs(frames):
         pytest.skip("needs paddleformers")
     from paddle_recompute import planner
     from paddle_recompute._core.layers import find_roots
-    from paddle_recompute._planner.op_solve import live_ops
-    from paddle_recompute._planner.profile_blocks import layer_table
-    from paddle_recompute._planner.profile_ops import profile_ops
+    from paddle_recompute._planner.harness import Session
+    from paddle_recompute._planner.options.op_profile import profile_ops
+    from paddle_recompute._planner.profile.blocks import layer_table
+    from paddle_recompute._planner.solvers.ops import live_ops
 
     model = rm.lm("llama", dropout=0.1, layers=2)
     ids, labels = rm.lm_batch(0)
@@ -254,7 +255,7 @@ def test_operator_model_names_exactly_the_operators_the_rerun_runs(frames):
     prof = planner.profile(loss, ids, blocks=blocks, repeats=1)
     roots = find_roots(loss, (ids,), {})
     table = layer_table(loss, roots, blocks)
-    graph = profile_ops((loss, (ids,), {}), table, roots, prof, repeats=1)[prof.blocks[0]].graph
+    graph = profile_ops(Session((loss, (ids,), {}), table, roots, prof), repeats=1)[prof.blocks[0]].graph
     assert graph.ancestors and all(o.inputs is not None for o in graph.ops)
     names = tuple(o.name for o in graph.ops)
     rnd = random.Random(1)

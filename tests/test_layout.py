@@ -142,3 +142,46 @@ def test_no_folder_imports_another_folders_private_names():
     modules = _modules()
     wrong = sorted(w for name, path in modules.items() for w in _private_imports(name, path, modules))
     assert not wrong, "private names imported across folders:\n" + "\n".join(wrong)
+
+
+# the planner's concerns, bottom to top (``_planner/__init__.py``): each imports only those
+# before it, the solvers nothing of the package and no framework
+PLANNER = ["solvers", "harness", "profile", "options", "plan"]
+
+
+def _planner_part(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[:2] != ["paddle_recompute", "_planner"] or len(parts) < 3:
+        return None
+    return PLANNER.index(parts[2])
+
+
+def test_planner_is_in_subpackages_by_concern():
+    folder = PKG / "_planner"
+    assert {p.stem for p in folder.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()} \
+        == set(PLANNER) | {"__init__"}
+    for part in PLANNER:
+        init = folder / part / "__init__.py" if (folder / part).is_dir() else folder / f"{part}.py"
+        assert ast.get_docstring(ast.parse(init.read_text())), f"_planner/{part} has no docstring"
+
+
+def test_planner_concerns_import_only_those_below():
+    graph = _graph()
+    wrong = sorted(
+        f"{mod} -> {target}"
+        for mod, targets in graph.items() if _planner_part(mod) is not None
+        for target in targets
+        if _planner_part(target) is not None and _planner_part(target) > _planner_part(mod)
+    )
+    assert not wrong, "planner imports from a later concern:\n" + "\n".join(wrong)
+
+
+def test_solvers_are_pure_python():
+    for path in (PKG / "_planner" / "solvers").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            assert not any(n.split(".")[0] == "paddle" for n in names), f"{path.name} imports paddle"
+            assert not (isinstance(node, ast.ImportFrom) and node.level > 1), \
+                f"{path.name} imports from outside the solvers"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paddle_recompute._planner.op_solve import (
+from paddle_recompute._planner.solvers.ops import (
     Op,
     OpGraph,
     Slot,

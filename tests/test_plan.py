@@ -9,8 +9,8 @@ from paddle.base import core
 
 import paddle_recompute as pr
 from paddle_recompute._bench import harness as gpt_model  # noqa: E402
-from paddle_recompute._planner import options as _plan_options
-from paddle_recompute._planner.policy_options import POLICY_KINDS, ROUNDS
+from paddle_recompute._planner.options import kinds as _plan_options
+from paddle_recompute._planner.options.policies import POLICY_KINDS, ROUNDS
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
 CFG = gpt_model.GPTConfig(vocab=64, hidden=32, heads=2, blocks=4, seq=32, batch=4, dropout=0.1)

@@ -10,10 +10,11 @@ import paddle
 import pytest
 
 import paddle_recompute as pr
-from paddle_recompute._planner import final_choice
-from paddle_recompute._planner.final_choice import kind_subsets, shortlist, uniform_choices
-from paddle_recompute._planner.options import Candidate
-from paddle_recompute._planner.plan_value import BlockChoice, Plan
+from paddle_recompute._planner.harness import Session
+from paddle_recompute._planner.options.kinds import Candidate
+from paddle_recompute._planner.plan import final_choice
+from paddle_recompute._planner.plan.final_choice import kind_subsets, shortlist, uniform_choices
+from paddle_recompute._planner.plan.value import BlockChoice, Plan
 
 
 class _Block(paddle.nn.Layer):
@@ -59,7 +60,7 @@ def test_shortlist_keeps_the_solvers_first_drops_misfits_and_repeats():
     too_big = _plan(["keep", "keep"], 101, 0.0)
     fast, slow = _plan(["keep", "full"], 80, 0.1), _plan(["full", "full"], 50, 0.9)
     cheap = _plan(["full", "sub"], 60, 0.2)
-    out = shortlist([solver, slow, same, too_big, fast, cheap], limit=100, n=3)
+    out = shortlist([solver, slow, same, too_big, fast, cheap], budget=100, n=3)
     assert out == [solver, fast, cheap]
 
 
@@ -68,9 +69,9 @@ def _rerun_timer(counts):
     (reruns included): measurement then contradicts the prediction, which ranks
     recomputing last."""
 
-    def timer(call, roots, params):
+    def timer(session):
         before = _Block.calls
-        final_choice.step(call, roots, params)
+        session.step()
         counts.append(_Block.calls - before)
         return 1.0 / (_Block.calls - before)
 
@@ -88,11 +89,11 @@ def test_plan_returns_the_measured_fastest(monkeypatch):
     counts: list = []
     real = final_choice.measure_final
 
-    def measured(call, table, roots, plans, rounds, timer=None):
+    def measured(session, plans, rounds, timer=None):
         measured.plans = plans
-        return real(call, table, roots, plans, rounds, timer=_rerun_timer(counts))
+        return real(session, plans, rounds, timer=_rerun_timer(counts))
 
-    monkeypatch.setattr("paddle_recompute._planner.plan.measure_final", measured)
+    monkeypatch.setattr("paddle_recompute._planner.plan.make.measure_final", measured)
     chosen = pr.planner.plan(model, x, budget=0.6, blocks=list(model), profile=prof,
                              options=["keep", "full"], final_rounds=2)
     # shortlisted: the solver's plan and every block recomputed (all kept does not fit)
@@ -107,9 +108,9 @@ def test_plan_returns_the_measured_fastest(monkeypatch):
 
 def test_one_plan_is_not_measured(monkeypatch):
     calls = []
-    monkeypatch.setattr(final_choice, "step", lambda *a: calls.append(a) or 1.0)
+    monkeypatch.setattr(Session, "step", lambda *a: calls.append(a) or 1.0)
     only = _plan(["keep"], 1, 0.0)
-    assert final_choice.measure_final(None, {}, (), [only], rounds=3) == (only, [1.0])
+    assert final_choice.measure_final(Session(None, {}, (), None), [only], rounds=3) == (only, [1.0])
     assert not calls
 
 
@@ -137,7 +138,7 @@ class _Scripted:
 def _measure(plans: list, rounds: int = 3):
     current = {}
 
-    def timer(call, roots, params):
+    def timer(session):
         return current["plan"].step()
 
     for p in plans:  # the timer reads the plan applied last
@@ -150,7 +151,8 @@ def _measure(plans: list, rounds: int = 3):
                 yield
 
         p.apply = apply
-    chosen, ratios = final_choice.measure_final(None, {}, (), plans, rounds=rounds, timer=timer)
+    chosen, ratios = final_choice.measure_final(Session(None, {}, (), None), plans, rounds=rounds,
+                                                timer=timer)
     assert all(not p.seconds for p in plans), "every scripted step was taken"
     return chosen, ratios
 

@@ -14,9 +14,9 @@ from paddle.base import core
 import paddle_recompute as pr
 from paddle_recompute import planner
 from paddle_recompute.__main__ import main
-from paddle_recompute._planner import op_options
-from paddle_recompute._planner import profile as planner_profile
-from paddle_recompute._planner.options import candidates_for
+from paddle_recompute._planner.options import ops as op_options
+from paddle_recompute._planner.options.kinds import candidates_for
+from paddle_recompute._planner.profile import measure as planner_profile
 from paddle_recompute.policies import OpPolicy
 
 pytestmark = pytest.mark.skipif(not rm.paddleformers_available(), reason="needs paddleformers")

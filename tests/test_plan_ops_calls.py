@@ -12,7 +12,9 @@ from _plan_apply import apply_and_step, held_after_forward, train_step
 from paddle import nn
 
 import paddle_recompute as pr
-from paddle_recompute._planner import op_units, tree_plan, tree_solve
+from paddle_recompute._planner.options import units as op_units
+from paddle_recompute._planner.plan import tree as tree_plan
+from paddle_recompute._planner.solvers import tree as tree_solve
 from paddle_recompute.testing import assert_tensors_equal
 
 D = 64
@@ -227,7 +229,8 @@ def test_a_runs_points_are_priced_by_the_planners_clock(monkeypatch):
     import time
     from dataclasses import replace
 
-    from paddle_recompute._planner import op_options, profile_ops
+    from paddle_recompute._planner.options import op_profile as profile_ops
+    from paddle_recompute._planner.options import ops as op_options
 
     model, x = _twice(), _input()
     train_step(model, x)

@@ -15,7 +15,8 @@ import paddle_recompute as pr
 from paddle_recompute import policies
 from paddle_recompute._bench import harness as gpt_model
 from paddle_recompute._entry import recompute as _entry
-from paddle_recompute._planner.policy_frame import measured_regions
+from paddle_recompute._planner.harness import Session
+from paddle_recompute._planner.options.policy_frame import measured_regions
 from paddle_recompute._selective.frame import PolicyFrame
 from paddle_recompute.testing import assert_tensors_equal, snapshot_grads
 
@@ -108,8 +109,8 @@ def test_a_policy_kind_that_fails_is_left_out_with_a_warning():
             again = pr.planner.plan(model, tokens, budget=0.3, options=options, profile=plan.profile)
         assert len(calls) == before and {c.kind for c in again.choices} <= {"keep", "full"}
     finally:
-        from paddle_recompute._planner import options as _plan_options
-        from paddle_recompute._planner import policy_options as _plan_policies
+        from paddle_recompute._planner.options import kinds as _plan_options
+        from paddle_recompute._planner.options import policies as _plan_policies
 
         del _plan_options._KINDS["policy:broken"], _plan_policies.POLICY_KINDS["policy:broken"]
 
@@ -117,7 +118,7 @@ def test_a_policy_kind_that_fails_is_left_out_with_a_warning():
 def test_an_operator_point_that_fails_is_left_out_and_not_run_again(monkeypatch):
     """A point whose measured run fails is offered nowhere (it was offered with the model's
     cost while the warning said "left out"), and a later plan does not run it again."""
-    from paddle_recompute._planner import op_options
+    from paddle_recompute._planner.options import ops as op_options
 
     runs = []
     model, _ = gpt_model.build(CFG, "none")
@@ -160,7 +161,7 @@ def test_an_operator_point_that_fails_is_left_out_and_not_run_again(monkeypatch)
 def test_region_options_are_priced_per_round_against_that_rounds_plain_forward(monkeypatch):
     """Seconds: per round, (rerun + forward beyond the round's plain forward, never below
     0) x the round's clock scale; then the median over rounds.  Bytes: the most held."""
-    from paddle_recompute._planner import policy_options as po
+    from paddle_recompute._planner.options import policies as po
 
     rounds = iter(range(100))
     plain = [0.30, 0.50, 0.40]  # the block's plain forward, per round
@@ -169,24 +170,25 @@ def test_region_options_are_priced_per_round_against_that_rounds_plain_forward(m
     current = [0]
     measured_steps = []
 
-    def fake_plain(call, table, roots, params, prof, units):
+    def fake_plain(session, units):
         current[0] = next(rounds)
         return {"b": plain[current[0]]}
 
-    def fake_measure(call, table, roots, params, prof, wraps):
+    def fake_measure(session, wraps):
         measured_steps.append(sorted(wraps))
         return {"b": [region[current[0]]]}
 
     monkeypatch.setattr(po, "_plain_forwards", fake_plain)
     monkeypatch.setattr(po, "_measure", fake_measure)
     monkeypatch.setattr(po, "_clock_scale", lambda *a: {"b": scale[current[0]]})
-    monkeypatch.setattr(po, "trainable_params", lambda table: ["p"])
 
     class Prof:
         blocks = ["b"]
         policy_costs: dict = {}
 
-    po.measure_options(None, {}, (), Prof, {"opt": {"b": None}}, rounds=3)
+    session = Session(None, {}, (), Prof)
+    session.params = ["p"]  # a trainable parameter: the options are measured
+    po.measure_options(session, {"opt": {"b": None}}, rounds=3)
     per_round = [(0.2 + 0.05) * 1.0, (0.4 + 0.0) * 0.5, (0.1 + 0.30) * 2.0]  # 0.25, 0.2, 0.8
     held, seconds = Prof.policy_costs["b"]["opt"]
     assert held == 120 and seconds == pytest.approx(sorted(per_round)[1])

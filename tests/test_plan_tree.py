@@ -9,7 +9,9 @@ from paddle import nn
 
 import paddle_recompute as pr
 from paddle_recompute._core.forwards import swap_forward
-from paddle_recompute._planner import region_overhead, tree_plan, tree_solve
+from paddle_recompute._planner.options import region_overhead
+from paddle_recompute._planner.plan import tree as tree_plan
+from paddle_recompute._planner.solvers import tree as tree_solve
 from paddle_recompute.testing import assert_tensors_equal
 
 

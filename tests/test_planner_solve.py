@@ -6,15 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paddle_recompute._planner.segment_solve import (
-    SEGMENT_SOLVERS,
-    Stage,
-    brute_force_segments,
-    segmentation_cost,
-    solve_segments,
-    sqrt_segments,
-)
-from paddle_recompute._planner.solve import (
+from paddle_recompute._planner.solvers.blocks import (
     BLOCK_SOLVERS,
     InfeasibleBudget,
     Option,
@@ -22,6 +14,14 @@ from paddle_recompute._planner.solve import (
     solve_brute_force,
     solve_exact,
     solve_greedy,
+)
+from paddle_recompute._planner.solvers.segments import (
+    SEGMENT_SOLVERS,
+    Stage,
+    brute_force_segments,
+    segmentation_cost,
+    solve_segments,
+    sqrt_segments,
 )
 
 # integer costs: sums are exact, so "optimal" can be compared with ==

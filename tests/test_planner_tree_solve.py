@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paddle_recompute._planner import tree_solve
-from paddle_recompute._planner.solve import InfeasibleBudget, Option
-from paddle_recompute._planner.tree_solve import (
+from paddle_recompute._planner.solvers import tree as tree_solve
+from paddle_recompute._planner.solvers.blocks import InfeasibleBudget, Option
+from paddle_recompute._planner.solvers.tree import (
     Call,
     Pick,
     solve_tree,

@@ -15,8 +15,8 @@ import paddle_recompute as pr
 from paddle_recompute import planner
 from paddle_recompute.__main__ import main
 from paddle_recompute._entry.routing import route_forwards
-from paddle_recompute._planner import profile as planner_profile
-from paddle_recompute._planner.options import candidates_for, recompute_forward
+from paddle_recompute._planner.options.kinds import candidates_for, recompute_forward
+from paddle_recompute._planner.profile import measure as planner_profile
 
 pytestmark = pytest.mark.skipif(not rm.paddleformers_available(), reason="needs paddleformers")
 

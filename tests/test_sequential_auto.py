@@ -7,8 +7,8 @@ from paddle import nn
 from paddle.base import core
 
 import paddle_recompute as pr
-from paddle_recompute._planner import sequential_auto as _sequential_auto
-from paddle_recompute._planner.segment_solve import brute_force_segments, segmentation_cost
+from paddle_recompute._planner.plan import segments as _sequential_auto
+from paddle_recompute._planner.solvers.segments import brute_force_segments, segmentation_cost
 
 
 class Stage(nn.Layer):

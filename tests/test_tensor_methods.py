@@ -10,7 +10,7 @@ from _rc_helpers import requires_grad
 import paddle_recompute as pr
 from paddle_recompute import policies
 from paddle_recompute._core import ops, tensor_methods
-from paddle_recompute._planner.policy_frame import measured_regions
+from paddle_recompute._planner.options.policy_frame import measured_regions
 
 EXPRESSIONS = [
     "x + y", "x + 2.0", "2.0 + x", "x - y", "x - 2.0", "2.0 - x", "x * y", "x * 2.0", "2 * x",

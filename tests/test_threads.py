@@ -187,7 +187,7 @@ def test_planner_policy_measurements_ignore_another_threads_regions():
 def test_policy_frames_are_collected_by_their_own_thread_only():
     """The planner's measured regions (``_planner.policy_frame.measured_regions``) are this
     thread's policy regions, never another thread's."""
-    from paddle_recompute._planner.policy_frame import measured_regions
+    from paddle_recompute._planner.options.policy_frame import measured_regions
 
     lin = nn.Linear(DIM, DIM)
     x = _batch(3)

@@ -12,7 +12,7 @@ from paddle import nn
 
 from .._entry.presets import apply_recompute_granularity
 from .._entry.recompute import recompute
-from .._planner.plan import plan
+from .._planner.plan.make import plan
 from .._selective import policies
 from .blocks import Runner, plain_runner
 from .registry import register_mode

@@ -57,8 +57,8 @@ def _budget(text: str):
 
 def run(args: argparse.Namespace) -> int:
     """Plan, print, save and plot."""
-    from .._planner.plan import plan
-    from .._planner.solve import InfeasibleBudget
+    from .._planner.plan.make import plan
+    from .._planner.solvers.blocks import InfeasibleBudget
 
     use_device("plan", args.device)
     model, inputs, kwargs = model_and_inputs(args.target, "plan")
@@ -81,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _plot(path: str, model, inputs, kwargs, chosen, options) -> None:
     from .._bench.plot import plot_frontier
-    from .._planner.options import option_kinds
-    from .._planner.plan import plan
-    from .._planner.solve import InfeasibleBudget
+    from .._planner.options.kinds import option_kinds
+    from .._planner.plan.make import plan
+    from .._planner.solvers.blocks import InfeasibleBudget
 
     prof, base = chosen.profile, chosen.baseline_bytes
     kinds = list(options or option_kinds())

@@ -54,7 +54,7 @@ def model_and_inputs(target: str, command: str = "profile") -> tuple[Any, tuple,
 
 def run(args: argparse.Namespace) -> int:
     """Print the profile table; write JSON if asked."""
-    from .._planner.profile import profile
+    from .._planner.profile.measure import profile
 
     use_device("profile", args.device)
     model, inputs, kwargs = model_and_inputs(args.target)

@@ -8,8 +8,8 @@ from typing import Any
 import paddle
 
 from .._entry.recompute import recompute
-from .._planner.plan import budget_bytes
-from .._planner.sequential_auto import auto_starts
+from .._planner.plan.make import budget_bytes
+from .._planner.plan.segments import auto_starts
 
 __all__ = ["recompute_sequential", "run_segments", "callables", "checked_segments"]
 
@@ -29,7 +29,7 @@ def recompute_sequential(
     ``"segments": "auto"`` chooses the boundaries (not necessarily equal lengths): the
     first call with a new input signature runs the chain once more to measure each
     callable's saved bytes, output bytes and time, then an exact solver (NOTE [ Segment
-    model ] in ``_planner/solve.py``) minimises the predicted peak of held activations, or,
+    model ] in ``_planner/solvers/blocks.py``) minimises the predicted peak of held activations, or,
     with ``"budget"`` (bytes, or a float in (0, 1]: a fraction of the chain's activations
     without recompute), the recompute time among cuts whose predicted peak fits.
 

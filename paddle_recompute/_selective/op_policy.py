@@ -2,7 +2,7 @@
 
 The planner profiles a block's operators, numbers them as a policy region does (every
 observed operator call, from 0), and decides per operator whether its outputs are kept,
-offloaded or recomputed (NOTE [ Operator model ] in ``_planner/op_solve.py``).  The
+offloaded or recomputed (NOTE [ Operator model ] in ``_planner/solvers/ops.py``).  The
 decision is only meaningful for the operators profiled, so the policy checks each question
 against the profiled sequence and raises when the block runs something else.
 """

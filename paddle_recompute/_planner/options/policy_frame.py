@@ -1,5 +1,5 @@
 """The planner's side of the selective frame: what a policy region held and how long its
-rerun took, for the measured policy options (``policy_options.py``).
+rerun took, for the measured policy options (``options/policies.py``).
 
 :class:`MeasuredFrame` is a ``PolicyFrame`` built through its override points (NOTE [
 Non-reentrant frames ]): it counts the buffers behind the saved tensors its handles carry
@@ -15,9 +15,9 @@ import contextlib
 import functools
 from collections.abc import Iterator
 
-from .._entry.recompute import policy_frames
-from .._selective.frame import PolicyFrame
-from .profile import clock
+from ..._entry.recompute import policy_frames
+from ..._selective.frame import PolicyFrame
+from ..harness import clock
 
 __all__ = ["MeasuredFrame", "measured_regions", "buffer_of", "add_buffer"]
 
@@ -31,7 +31,7 @@ class MeasuredFrame(PolicyFrame):
         super().__init__(policy, function, args, kwargs, **fields)
         self.finished = finished
         self.slot_bytes: dict[int, int] = {}  # buffer start -> bytes, of saved tensors handles carry
-        self.rerun_ns = 0  # by the planner's clock (NOTE [ Planning clock ] in profile.py)
+        self.rerun_ns = 0  # by the planner's clock (NOTE [ Planning clock ] in harness.py)
         self.held = 0  # held_bytes(), counted when the forward ends
 
     def kept_slot(self, tensor) -> None:

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._entry.routing import recomputed_forward
-from .profile_blocks import inside
-from .profile_result import LayerProfile, Profile, SavedTensor
+from ..._entry.routing import recomputed_forward
+from ..profile.blocks import inside
+from ..profile.result import LayerProfile, Profile, SavedTensor
 
 __all__ = ["Candidate", "register_option", "option_kinds", "kept_tensors_option", "wrap_of",
            "candidates_for", "recompute_forward", "wrapped_forward", "load_payload"]

@@ -1,10 +1,10 @@
-"""Operator profiles of runs of calls (NOTE [ Runs of calls ] in ``apply_calls.py``), for the
-operator-level option on a run (NOTE [ Operator units ] in ``op_units.py``).
+"""Operator profiles of runs of calls (NOTE [ Runs of calls ] in ``options/apply_calls.py``), for the
+operator-level option on a run (NOTE [ Operator units ] in ``options/units.py``).
 
 A run's region numbers the operators of its members' forwards one after another; the
 members were chained straight when profiled (no operator ran between them), so a run's
 operators are a slice of its caller's.  So each caller of a run is recorded whole (as
-``profile_ops.py`` records a unit) over ``repeats`` forwards, with the operator counts at
+``options/op_profile.py`` records a unit) over ``repeats`` forwards, with the operator counts at
 which each of its child calls started and ended, and a run's graph is the slice from its
 first member's start to its last member's end: a saved tensor made before the slice counts
 as made by ``None`` (the run's input, which its region holds, or a tensor alive before it).
@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import functools
 
-from .._core.amp import grad_enabled, set_grad_enabled
-from .._entry.routing import route_forwards
-from .op_units import unit_swaps
-from .profile_ops import OpProfile, _forward, _grouped, _observation_seconds, _recording, signature
+from ..._core.amp import grad_enabled, set_grad_enabled
+from ..._entry.routing import route_forwards
+from ..harness import Session
+from .op_profile import OpProfile, _forward, _grouped, _observation_seconds, _recording, signature
+from .units import unit_swaps
 
 __all__ = ["profile_runs"]
 
@@ -62,11 +63,11 @@ def _marked(child: str, active: list, forward):
     return run
 
 
-def profile_runs(call, table: dict, roots: tuple, prof, runs: dict,
-                 repeats: int = 3) -> dict[str, OpProfile]:
+def profile_runs(session: Session, runs: dict, repeats: int = 3) -> dict[str, OpProfile]:
     """Record the runs ``runs`` (key -> (caller's call id, first child, last child)) over
     ``repeats`` forwards of ``call`` (state put back after each); key -> its
     :class:`OpProfile` (a run whose operators differ between the forwards gets none)."""
+    prof = session.prof
     callers = list(dict.fromkeys(p for p, _, _ in runs.values()))
     recorded: list = []
     active: list = []
@@ -77,10 +78,10 @@ def profile_runs(call, table: dict, roots: tuple, prof, runs: dict,
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        with route_forwards(unit_swaps(table, prof, wraps)):
+        with route_forwards(unit_swaps(session.table, prof, wraps)):
             for _ in range(repeats):
-                _forward(call, roots)
-        observing = _observation_seconds(call, table, roots, prof, callers, repeats)
+                _forward(session)
+        observing = _observation_seconds(session, callers, repeats)
     finally:
         set_grad_enabled(grad)
     per_op = observing / max(sum(len(r.names) for _, r, _ in recorded) / repeats, 1)

@@ -21,12 +21,12 @@ not a block's is a unit when:
 
 At most ``MAX_CALLS`` such calls are units, those saving the most bytes.
 
-A run of calls (NOTE [ Runs of calls ] in ``apply_calls.py``) is a unit by the same rule,
+A run of calls (NOTE [ Runs of calls ] in ``options/apply_calls.py``) is a unit by the same rule,
 its saves and bytes those of its members (and the bytes saved only by several of them),
 keyed as its plan choice is named (``"caller[first:end]"``), when its caller is no block's
 call, made inside none and makes none (the run of all of the model's own call's children is
 not a region, so not a unit).  At most ``MAX_RUNS`` runs, those saving the most bytes, and
-only of callers that do not nest (``profile_runs.py`` records each caller whole, once).
+only of callers that do not nest (``options/op_runs.py`` records each caller whole, once).
 A run unit's points are priced by the operator model (its operators' recorded times and the
 measured cost of observing them), not measured like a call's: the plan's final measurement
 (NOTE [ Final measurement ]) still times the plans that use them against plans that do not.

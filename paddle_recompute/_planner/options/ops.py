@@ -1,12 +1,12 @@
 """The planner's operator-level option, kind ``"ops"``: per unit (a block, or one call of a
-layer: NOTE [ Operator units ] in ``op_units.py``), points of its exact keep / recompute /
+layer: NOTE [ Operator units ] in ``options/units.py``), points of its exact keep / recompute /
 offload frontier over its measured operators.
 
-``plan`` records every unit's operators once per profile (``profile_ops.py``: measured time
+``plan`` records every unit's operators once per profile (``options/op_profile.py``: measured time
 of each, output bytes, which outputs backward needs, what a rerun must run to get each one
 back; the first plan on a profile records them, later plans reuse them), solves each
 distinct graph's frontier exactly (NOTE [ Operator model ] in
-``op_solve.py``) and offers up to ``MAX_CANDIDATES`` of its points per unit, spread evenly
+``solvers/ops.py``) and offers up to ``MAX_CANDIDATES`` of its points per unit, spread evenly
 over the memory range, each as a region whose :class:`~paddle_recompute._selective.
 op_policy.OpPolicy` keeps the chosen operators' outputs.
 
@@ -30,12 +30,12 @@ PaddleFormers' Llama (hidden 512, seq 256) at budget 0.5 every layer took the po
 22.5 MiB where its share of the budget was 26.5 MiB, and the plan held 0.42x.  So a plan
 also offers each block the frontier's fastest point within the block's share of the budget:
 the budget less the bytes saved outside the blocks and the blocks' inputs (those several
-take, once: NOTE [ Shared block inputs ] in ``profile.py``), over the number of blocks
+take, once: NOTE [ Shared block inputs ] in ``profile/measure.py``), over the number of blocks
 (blocks alike get the same point; the solver still mixes it with the others).
 The share is added to the graph's ``targets`` and the point is measured like the others,
 once: a later plan on the profile (another budget) adds its own and measures only that.
 The model's kept bytes equal what the region holds (NOTE [ Kept bytes ] in
-``profile_ops.py``), so the point fits the share as measured.
+``options/op_profile.py``), so the point fits the share as measured.
 """
 
 from __future__ import annotations
@@ -48,15 +48,14 @@ import warnings
 
 import paddle
 
-from .._selective.op_policy import OpPolicy
-from .calibrate import trainable_params
-from .op_solve import OpGraph, op_frontier
-from .op_units import op_runs, op_units
-from .options import recompute_forward, register_option
-from .policy_options import measure_options
-from .profile import sync
-from .profile_ops import profile_ops
-from .profile_runs import profile_runs
+from ..._selective.op_policy import OpPolicy
+from ..harness import Session, sync
+from ..solvers.ops import OpGraph, op_frontier
+from .kinds import recompute_forward, register_option
+from .op_profile import profile_ops
+from .op_runs import profile_runs
+from .policies import measure_options
+from .units import op_runs, op_units
 
 __all__ = ["KIND", "MAX_CANDIDATES", "measure_ops", "ops_wraps"]
 
@@ -64,29 +63,27 @@ KIND = "ops"
 MAX_CANDIDATES = 8
 
 
-def measure_ops(call, table: dict, roots: tuple, prof, kinds, calls: bool = False,
-                limit: int | None = None) -> None:
+def measure_ops(session: Session, kinds, calls: bool = False, budget: int | None = None) -> None:
     """Fill ``prof.op_profiles`` when ``"ops"`` is among ``kinds`` and it is not filled yet,
     and measure the offered points."""
-    measure_options(call, table, roots, prof,
-                    ops_wraps(call, table, roots, prof, kinds, calls, limit))
+    measure_options(session, ops_wraps(session, kinds, calls, budget))
 
 
-def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False,
-              limit: int | None = None) -> dict:
+def ops_wraps(session: Session, kinds, calls: bool = False, budget: int | None = None) -> dict:
     """Record the units' operators into ``prof.op_profiles`` (when ``"ops"`` is among
     ``kinds`` and they are not recorded yet) and return the offered points not measured yet
     as the options ``measure_options`` takes (label -> {unit: wrap}); ``{}`` when nothing is
     to measure.  The units are the blocks and, with ``calls`` (plans over the call tree), the
     calls and runs of calls NOTE [ Operator units ] picks; runs are priced by the model, not
-    measured.  With ``limit`` (the plan's budget in bytes), the blocks also get the point
-    that fits their share of it (NOTE [ Budget points ])."""
-    if KIND not in kinds or not trainable_params(table):
+    measured.  With ``budget`` (the plan's, in bytes), the blocks also get the point that
+    fits their share of it (NOTE [ Budget points ])."""
+    prof = session.prof
+    if KIND not in kinds or not session.params:
         return {}
     if not prof.op_profiles:
-        _record(call, table, roots, prof, calls)
-    if limit is not None:
-        _target(prof, limit)
+        _record(session, calls)
+    if budget is not None:
+        _target(prof, budget)
     options: dict = {}
     for unit in op_units(prof, calls):
         for i in range(len(_points(prof.op_profiles[unit])) if unit in prof.op_profiles else 0):
@@ -97,16 +94,17 @@ def ops_wraps(call, table: dict, roots: tuple, prof, kinds, calls: bool = False,
     return options
 
 
-def _record(call, table: dict, roots: tuple, prof, calls: bool) -> None:
+def _record(session: Session, calls: bool) -> None:
     """Record the units' operators (and runs', with ``calls``) into ``prof.op_profiles``."""
+    prof = session.prof
     units = list(op_units(prof, calls))
     runs = op_runs(prof) if calls else {}
     if not (units or runs):
         return
     found = _recorded(units, "its units' operators",
-                      lambda: profile_ops(call, table, roots, prof, units=units))
+                      lambda: profile_ops(session, units=units))
     recorded = {**found, **_recorded(runs, "the runs' operators",
-                                     lambda: profile_runs(call, table, roots, prof, runs))}
+                                     lambda: profile_runs(session, runs))}
     seconds_per_byte = _offload_seconds_per_byte()
     for block, op_prof in recorded.items():
         if seconds_per_byte is not None:
@@ -114,15 +112,15 @@ def _record(call, table: dict, roots: tuple, prof, calls: bool) -> None:
         prof.op_profiles[block] = op_prof
 
 
-def _target(prof, limit: int) -> None:
-    """Add each block's share of ``limit`` to its graph's ``targets`` (NOTE [ Budget
+def _target(prof, budget: int) -> None:
+    """Add each block's share of ``budget`` to its graph's ``targets`` (NOTE [ Budget
     points ])."""
     blocks = [b for b in prof.blocks if b in prof.op_profiles]
     if not blocks:
         return
     inputs = (sum(prof.layers[b].input_bytes for b in prof.blocks)  # those several take, once
               - prof.shared_input_credit(prof.blocks))
-    share = (limit - prof.outside_bytes - inputs) // len(prof.blocks)
+    share = (budget - prof.outside_bytes - inputs) // len(prof.blocks)
     if share <= 0:
         return
     done: dict = {}

@@ -2,7 +2,7 @@
 
 The predicted activation memory of a plan is the profile's bytes saved outside the blocks
 plus, per block, the chosen option's bytes (NOTE [ Planner model ] in
-``_planner/solve.py``); the budget bounds that sum.  Held memory measured after a forward
+``_planner/solvers/blocks.py``); the budget bounds that sum.  Held memory measured after a forward
 also contains the forward's outputs and allocator rounding, which the prediction leaves out.
 """
 
@@ -16,20 +16,21 @@ from typing import Any
 
 import paddle
 
-from .._core.layers import find_roots
-from .calibrate import calibrated
+from ..._core.layers import find_roots
+from ..harness import Session
+from ..options.calibrate import calibrated
+from ..options.kinds import candidates_for, option_kinds, wrap_of
+from ..options.ops import ops_wraps
+from ..options.policies import measure_options, policy_wraps
+from ..options.region_overhead import measure_region_overhead
+from ..profile.blocks import layer_table
+from ..profile.measure import profile as run_profile
+from ..profile.result import Profile
+from ..solvers.blocks import BLOCK_SOLVERS, InfeasibleBudget, Option
 from .final_choice import ROUNDS as FINAL_ROUNDS
 from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices
-from .op_options import ops_wraps
-from .options import candidates_for, option_kinds, wrap_of
-from .plan_value import BlockChoice, Plan
-from .policy_options import measure_options, policy_wraps
-from .profile import profile as run_profile
-from .profile_blocks import layer_table
-from .profile_result import Profile
-from .region_overhead import measure_region_overhead
-from .solve import BLOCK_SOLVERS, InfeasibleBudget, Option
-from .tree_plan import solve_calls
+from .tree import solve_calls
+from .value import BlockChoice, Plan
 
 __all__ = ["plan", "budget_bytes"]
 
@@ -76,18 +77,18 @@ def plan(
     ``policy:selective`` and ``policy:masks``, the operator-level ``ops``, and any
     registered kind), and solves the multiple-choice knapsack exactly.  For ``ops`` every
     block's operators are recorded over three forwards and each distinct block's keep /
-    recompute / offload frontier is solved (``_planner/op_options.py``); with
+    recompute / offload frontier is solved (``_planner/options/ops.py``); with
     ``regions="tree"`` also those of the few large calls and runs of calls where it can pay
-    (NOTE [ Operator units ] in ``_planner/op_units.py``), each call of a shared layer on
+    (NOTE [ Operator units ] in ``_planner/options/units.py``), each call of a shared layer on
     its own.  Policy kinds and
     the offered ``ops`` points are measured first, in the same three interleaved rounds: a
     plain step, a reference step and one forward and backward per option with it on every
-    block (see ``_planner/policy_options.py``).  Last, the few best plans
+    block (see ``_planner/options/policies.py``).  Last, the few best plans
     that fit (the solver's, the solver's over fewer kinds, each option on every block: a
     preset or policy as a whole-model choice) are measured, one forward and backward each
     over ``final_rounds`` interleaved rounds; the best-predicted is returned unless the
     measured fastest also beats it in a duel of fresh paired rounds, by a sign test (NOTE
-    [ Final measurement ] in ``_planner/final_choice.py``: at most 4 plans, 16 steps by
+    [ Final measurement ] in ``_planner/plan/final_choice.py``: at most 4 plans, 16 steps by
     default, and at most 16 more for a duel).
 
     Args:
@@ -104,12 +105,12 @@ def plan(
             any call of any sublayer at any depth (each call of a shared layer on its own)
             and any run of two or more calls each taking the one before's output straight
             (a ``Sequential``'s children, a ``LayerList`` looped over; NOTE [ Runs of
-            calls ] in ``_planner/apply_calls.py``), chosen by an exact
+            calls ] in ``_planner/options/apply_calls.py``), chosen by an exact
             dynamic program over the call tree (NOTE [ Region tree ]).  ``"blocks"`` (the
             default with ``blocks``): one option per block (NOTE [ Planner model ]).
         calibrate: rounds of calibration (0: off; ``regions="blocks"`` only).  Each
             option's time becomes the measured growth of a forward + backward with it
-            applied (see ``_planner/calibrate.py``): slower to plan (one forward +
+            applied (see ``_planner/options/calibrate.py``): slower to plan (one forward +
             backward per option and round), closer to what the step pays.  Stored in the profile and reused.
         **kwargs: keyword arguments of the call.
 
@@ -138,53 +139,54 @@ def plan(
     budget_bytes("plan", budget, 1)  # type and range checks before the (slow) profile
     prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
                                                              blocks=blocks, **kwargs)
-    limit = budget_bytes("plan", budget, prof.total_bytes)
-    call = (model_or_fn, sample_inputs, kwargs)
+    budget = budget_bytes("plan", budget, prof.total_bytes)
     roots = find_roots(model_or_fn, sample_inputs, kwargs)
-    table = layer_table(model_or_fn, roots, blocks)
+    session = Session((model_or_fn, sample_inputs, kwargs), layer_table(model_or_fn, roots, blocks),
+                      roots, prof)
+    table = session.table
     # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
     # reference step a round for all of them)
-    ops = ops_wraps(call, table, roots, prof, kinds, calls=regions == "tree", limit=limit)
-    measure_options(call, table, roots, prof, {**policy_wraps(prof, kinds), **ops})
+    ops = ops_wraps(session, kinds, calls=regions == "tree", budget=budget)
+    measure_options(session, {**policy_wraps(prof, kinds), **ops})
     if regions == "tree":
-        measure_region_overhead(call, table, roots, prof)
-        plans = _tree_plans(prof, table, kinds, limit, solver, final_rounds)
+        measure_region_overhead(session)
+        plans = _tree_plans(prof, table, kinds, budget, solver, final_rounds)
     else:
         cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
         for b, c in zip(prof.blocks, cands, strict=True):
             if not c:
                 raise ValueError(f"plan: block {b!r} has no candidate option among kinds {kinds}")
         if calibrate:
-            cands = calibrated(call, table, roots, prof, cands, calibrate)
-        plans = _block_plans(prof, table, cands, limit, solver, kinds, final_rounds)
-    return measure_final(call, table, roots, shortlist(plans, limit), final_rounds)[0]
+            cands = calibrated(session, cands, calibrate)
+        plans = _block_plans(prof, table, cands, budget, solver, kinds, final_rounds)
+    return measure_final(session, shortlist(plans, budget), final_rounds)[0]
 
 
-def _block_plans(prof: Profile, table: dict, cands: list, limit: int, solver: str, kinds,
+def _block_plans(prof: Profile, table: dict, cands: list, budget: int, solver: str, kinds,
                  final_rounds: int) -> list[Plan]:
     """The solver's plan, then (with a final measurement) the alternatives to measure
     against it (NOTE [ Final measurement ])."""
-    chosen, sol = _solve(prof, cands, limit, solver)
-    plans = [_block_plan(prof, table, limit, chosen, sol.memory, sol.time)]
+    chosen, sol = _solve(prof, cands, budget, solver)
+    plans = [_block_plan(prof, table, budget, chosen, sol.memory, sol.time)]
     if not final_rounds:
         return plans
     for subset in kind_subsets(kinds)[1:]:
         some = [[c for c in cs if c.kind in subset] for cs in cands]
         if all(some):
             try:
-                chosen, sol = _solve(prof, some, limit, solver)
+                chosen, sol = _solve(prof, some, budget, solver)
             except InfeasibleBudget:
                 continue
-            plans.append(_block_plan(prof, table, limit, chosen, sol.memory, sol.time))
+            plans.append(_block_plan(prof, table, budget, chosen, sol.memory, sol.time))
     for picked in uniform_choices(cands):
-        plans.append(_block_plan(prof, table, limit, picked, sum(c.memory for c in picked),
+        plans.append(_block_plan(prof, table, budget, picked, sum(c.memory for c in picked),
                                  sum(c.time for c in picked)))
     return plans
 
 
-def _block_plan(prof: Profile, table: dict, limit: int, chosen: list, memory: float,
+def _block_plan(prof: Profile, table: dict, budget: int, chosen: list, memory: float,
                 seconds: float) -> Plan:
-    return Plan(budget=limit, baseline_bytes=prof.total_bytes,
+    return Plan(budget=budget, baseline_bytes=prof.total_bytes,
                 predicted_bytes=prof.outside_bytes + int(memory) - _credit(prof, chosen),
                 extra_s=seconds,
                 forward_s=prof.forward_s, profile=prof,
@@ -218,24 +220,24 @@ def _regions(regions, blocks, solver: str, calibrate) -> str:
     return regions
 
 
-def _tree_plans(prof: Profile, table: dict, kinds, limit: int, solver: str,
+def _tree_plans(prof: Profile, table: dict, kinds, budget: int, solver: str,
                 final_rounds: int) -> list[Plan]:
     """The tree solver's plan, then (with a final measurement) its plans over fewer kinds."""
-    plans = [_tree_plan(prof, table, kinds, limit, solver)]
+    plans = [_tree_plan(prof, table, kinds, budget, solver)]
     for subset in kind_subsets(kinds)[1:] if final_rounds else ():
         try:
-            plans.append(_tree_plan(prof, table, subset, limit, solver))
+            plans.append(_tree_plan(prof, table, subset, budget, solver))
         except InfeasibleBudget:
             continue
     return plans
 
 
-def _tree_plan(prof: Profile, table: dict, kinds, limit: int, solver: str) -> Plan:
+def _tree_plan(prof: Profile, table: dict, kinds, budget: int, solver: str) -> Plan:
     try:
-        choices, memory, seconds = solve_calls(prof, kinds, limit, solver)
+        choices, memory, seconds = solve_calls(prof, kinds, budget, solver)
     except InfeasibleBudget as exc:
-        raise InfeasibleBudget(limit, exc.minimum, note=_share(exc.minimum, prof)) from None
-    return Plan(budget=limit, baseline_bytes=prof.total_bytes, predicted_bytes=int(memory),
+        raise InfeasibleBudget(budget, exc.minimum, note=_share(exc.minimum, prof)) from None
+    return Plan(budget=budget, baseline_bytes=prof.total_bytes, predicted_bytes=int(memory),
                 extra_s=seconds, forward_s=prof.forward_s, profile=prof,
                 layers={t: table[t] for c in choices for t in c.targets}, choices=choices)
 
@@ -245,26 +247,26 @@ def _share(least: float, prof: Profile) -> str:
             "without recompute)")
 
 
-def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:
+def _solve(prof: Profile, cands: list, budget: int, solver: str) -> tuple:
     """The chosen candidate per block and the solver's Solution (blocks get what is left
     of the budget after the bytes saved outside them, and the credit of the inputs they
-    share: NOTE [ Shared block inputs ] in ``profile.py``)."""
+    share: NOTE [ Shared block inputs ] in ``profile/measure.py``)."""
     numbers_only = [[Option(c.name, c.memory, c.time) for c in cs] for cs in cands]
-    room = limit - prof.outside_bytes
+    block_budget = budget - prof.outside_bytes
     try:
-        sol = BLOCK_SOLVERS[solver](numbers_only, room)
+        sol = BLOCK_SOLVERS[solver](numbers_only, block_budget)
     except InfeasibleBudget as exc:
         least = exc.minimum + prof.outside_bytes
-        raise InfeasibleBudget(limit, least, note=_share(least, prof)) from None
+        raise InfeasibleBudget(budget, least, note=_share(least, prof)) from None
     chosen = [cs[i] for cs, i in zip(cands, sol.choice, strict=True)]
     for _ in range(3):
         credit = _credit(prof, chosen)
         if not credit:
             break
-        wider = BLOCK_SOLVERS[solver](numbers_only, room + credit)
+        wider = BLOCK_SOLVERS[solver](numbers_only, block_budget + credit)
         picked = [cs[i] for cs, i in zip(cands, wider.choice, strict=True)]
         if (wider.choice == sol.choice or wider.time > sol.time
-                or wider.memory - _credit(prof, picked) > room):
+                or wider.memory - _credit(prof, picked) > block_budget):
             break
         chosen, sol = picked, wider
     return chosen, sol
@@ -272,7 +274,7 @@ def _solve(prof: Profile, cands: list, limit: int, solver: str) -> tuple:
 
 def _credit(prof: Profile, chosen: list) -> int:
     """Bytes of inputs shared by blocks that regions around several of the ``chosen`` hold
-    once but their options count each (NOTE [ Shared block inputs ] in ``profile.py``)."""
+    once but their options count each (NOTE [ Shared block inputs ] in ``profile/measure.py``)."""
     return prof.shared_input_credit(c.targets[0] for c in chosen if len(c.targets) == 1
                                     and c.targets[0] in prof.layers and prof.layers[c.targets[0]].is_block)
 

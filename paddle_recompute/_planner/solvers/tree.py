@@ -17,7 +17,7 @@ their savers, and held otherwise.  A plan picks regions that do not overlap; its
 chosen regions' memory plus the ``keep`` bytes of every call not inside a chosen region,
 its time the sum of the chosen regions' time (the additive model of NOTE [ Planner model ]).
 
-What a call's tensors cost is read from the profile (``_planner/profile_calls.py``): a
+What a call's tensors cost is read from the profile (``_planner/profile/calls.py``): a
 tensor belongs to the deepest call inside which it was saved every time and taken as an
 input of every call that took it, since a region holds its inputs.  That never predicts
 less than is held; it predicts more for a region's output that a kept call takes without
@@ -42,7 +42,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .solve import InfeasibleBudget, Option
+from .blocks import InfeasibleBudget, Option
 
 __all__ = ["Call", "Pick", "TreeSolution", "solve_tree", "solve_tree_brute_force", "tree_min_memory",
            "tree_plan_cost"]

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import statistics
 
-from .._core.amp import grad_enabled, set_grad_enabled
-from .._core.errors import RecomputeError
-from .._entry.routing import route_forwards
-from .calibrate import step, trainable_params
-from .options import recompute_forward
+from ..._core.amp import grad_enabled, set_grad_enabled
+from ..._core.errors import RecomputeError
+from ..._entry.routing import route_forwards
+from ..harness import Session
+from .kinds import recompute_forward
 
 __all__ = ["measure_region_overhead"]
 
@@ -32,24 +32,24 @@ _LEAVES = 16
 _ROUNDS = 3
 
 
-def measure_region_overhead(call, table: dict, roots: tuple, prof) -> float:
+def measure_region_overhead(session: Session) -> float:
     """``prof.region_s`` (and ``prof.save_s``), measured on first use (0.0 when nothing can
     be measured)."""
+    prof = session.prof
     if prof.region_s is not None:
         return prof.region_s
     small, large = _leaf_layers(prof), _large_layers(prof)
-    params = trainable_params(table)
     prof.region_s, prof.save_s = 0.0, 0.0
-    if not small or not params:
+    if not small or not session.params:
         return 0.0
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        step(call, roots, params)  # warm-up
-        fits = [_growth(call, table, roots, params, prof, small)]
+        session.step()  # warm-up
+        fits = [_growth(session, small)]
         if large:
             try:
-                fits.append(_growth(call, table, roots, params, prof, large))
+                fits.append(_growth(session, large))
             except RecomputeError:  # a large part that cannot be a region: per region alone
                 pass
     finally:
@@ -58,14 +58,15 @@ def measure_region_overhead(call, table: dict, roots: tuple, prof) -> float:
     return prof.region_s
 
 
-def _growth(call, table: dict, roots: tuple, params, prof, layers: list) -> tuple:
+def _growth(session: Session, layers: list) -> tuple:
+    table, prof = session.table, session.prof
     """(regions, tensors they save, step growth less their reruns) with ``layers`` as regions."""
     growth = []
     for _ in range(_ROUNDS):
-        before = step(call, roots, params)
+        before = session.step()
         with route_forwards([(table[name], recompute_forward) for name in layers]):
-            timed = step(call, roots, params)
-        after = step(call, roots, params)
+            timed = session.step()
+        after = session.step()
         growth.append(timed - (before + after) / 2)
     calls = [c for c in prof.calls.values() if c.layer in set(layers)]
     reruns = sum(prof.layers[name].recompute_s or 0.0 for name in layers)

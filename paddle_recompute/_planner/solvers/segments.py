@@ -1,6 +1,6 @@
 """Optimal segmentation of a chain for ``recompute_sequential``: pure Python, no framework.
 
-The cost model is NOTE [ Segment model ] in ``_planner/solve.py``.  Solvers share the
+The cost model is NOTE [ Segment model ] in ``_planner/solvers/blocks.py``.  Solvers share the
 signature ``solver(stages, budget) -> Segmentation``.
 """
 
@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .solve import InfeasibleBudget
+from .blocks import InfeasibleBudget
 
 __all__ = ["Stage", "Segmentation", "segmentation_cost", "solve_segments",
            "sqrt_segments", "brute_force_segments", "SEGMENT_SOLVERS"]

@@ -23,40 +23,32 @@ number of chosen regions around whole blocks that take it, less one (``plan._cre
 sound bound, as those regions hold it once at most.  The solver is then run again with the
 budget raised by that credit, and its answer kept when it still fits after its own credit.
 
-NOTE [ Planning clock ]: the planner's step and block times (the profile's forwards and
-reruns, the measured region options, calibration, the final choice) are read from
-:func:`clock`: on the CPU this process's CPU time (``time.process_time``: every thread's,
-kernels included), not the wall clock; on a shared machine the wall clock is mostly waiting
-for other processes (a 2-core host at load 8: ten 1024x1024 matmuls took 8.6-10.2 s of wall
-clock and 0.48-0.51 s of CPU time).  On an accelerator, where the host waits for the
-device, it is the wall clock (after ``sync``).  Per-operator times (``profile_ops.py``)
-stay on the wall clock: reading the CPU time is a system call, slow next to small kernels;
-their prices are converted to the planner's clock (NOTE [ Operator clock ] there).
+The clock is the harness's (NOTE [ Planning clock ] in ``_planner/harness.py``).
 """
 
 from __future__ import annotations
 
 import functools
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import paddle
 
-from .._core import hooks as _hooks
-from .._core import ops
-from .._core import tree as _tree
-from .._core.amp import grad_enabled, set_grad_enabled
-from .._core.layers import find_roots
-from .._core.state import ForwardState
-from .._entry.routing import Applied, route_forwards
-from .profile_blocks import layer_table, resolve_blocks
-from .profile_calls import call_rows
-from .profile_counter import Counter, spans, tensor_key
-from .profile_result import LayerProfile, Profile
+from ..._core import hooks as _hooks
+from ..._core import ops
+from ..._core import tree as _tree
+from ..._core.amp import grad_enabled, set_grad_enabled
+from ..._core.layers import find_roots
+from ..._core.state import ForwardState
+from ..._entry.routing import Applied, route_forwards
+from ..harness import clock, sync
+from .blocks import layer_table, resolve_blocks
+from .calls import call_rows
+from .counter import Counter, spans, tensor_key
+from .result import LayerProfile, Profile
 
-__all__ = ["profile", "nbytes_of", "sync", "clock"]
+__all__ = ["profile", "nbytes_of"]
 
 
 def nbytes_of(tree: Any, alive_anyway: Callable[[int], bool] | None = None) -> int:
@@ -77,17 +69,6 @@ class _Discard:
 
     def pack(self, tensor):
         return self
-
-
-def sync() -> None:
-    if paddle.get_device() != "cpu":
-        paddle.device.synchronize()
-
-
-def clock() -> float:
-    """Seconds by the planner's clock: CPU time on the CPU, else the wall clock (NOTE [
-    Planning clock ])."""
-    return time.process_time() if paddle.get_device() == "cpu" else time.perf_counter()
 
 
 class _Instrumented:

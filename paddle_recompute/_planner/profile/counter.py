@@ -1,6 +1,6 @@
 """The counting frame of ``profile``: which tensors are saved for backward, by whom, how big.
 
-See NOTE [ Counting saved bytes ] in ``_planner/profile.py``.  Each distinct saved tensor has one
+See NOTE [ Counting saved bytes ] in ``_planner/profile/measure.py``.  Each distinct saved tensor has one
 *owner*: the stack of layers running when it was first saved; later saves of it are
 remembered as further savers.  :meth:`Counter.give_to_consumer` then hands a block's input
 to the block when the block saves it too (a ``Linear`` saves its input, which the previous
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import bisect
 
-from .._core import hooks, tree
-from .._core.debug import op_label
-from .profile_result import SavedTensor
+from ..._core import hooks, tree
+from ..._core.debug import op_label
+from .result import SavedTensor
 
 __all__ = ["Counter", "tensor_key", "spans", "layer_of"]
 

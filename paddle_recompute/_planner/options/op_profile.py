@@ -1,5 +1,5 @@
 """Operator profiles of a model's blocks and of chosen single calls (units, NOTE [ Operator
-units ] in ``op_units.py``), for the planner's operator-level option.
+units ] in ``options/units.py``), for the planner's operator-level option.
 
 Each unit's forward (every call of a block, the one call of a call unit) is run with a
 recording frame innermost on the hook stack and the operators observed (``_core/ops.py``),
@@ -8,7 +8,7 @@ operator call it records the name, the seconds the kernel took (``time``) and th
 since the previous operator returned (``fixed``: the Python that leads to it, which a rerun
 pays even where it skips the operator), the bytes of its tensor outputs, and per tensor
 saved for backward which operator made it and which saved it (NOTE [ Operator model ] in
-``op_solve.py``).  A saved tensor counts as made by: ``None`` when it is a unit input or a
+``solvers/ops.py``).  A saved tensor counts as made by: ``None`` when it is a unit input or a
 parameter (held anyway); else the operator whose output it is (the tensor object, as a
 policy region's rerun traces it), with the other operators whose outputs share its data
 pointer as its aliases (a view of a kept output is covered by keeping the output, as the
@@ -19,7 +19,7 @@ them (``_selective/liveness.py``'s ``Lineage``), so the graph is priced as the r
 leaving out dead operators (NOTE [ Ancestor model ]).
 
 NOTE [ Kept bytes ]: an operator's ``nbytes`` is what a policy region holds when it keeps
-that operator (``MeasuredFrame.held_bytes`` in ``policy_frame.py`` reads the same): the
+that operator (``MeasuredFrame.held_bytes`` in ``options/policy_frame.py`` reads the same): the
 allocations behind its outputs, each once (a kept view holds its whole buffer), and behind
 the internal results it saves (the frame keeps those with the outputs so that the operator
 can be skipped: dropout's mask, a quarter of its output), less the buffers of the region's
@@ -39,7 +39,7 @@ unit in a region under ``policies.recompute_all`` alternate with plain forwards,
 median difference is shared among the units by their operator counts.
 
 NOTE [ Operator clock ]: operator times are read from the wall clock (reading the CPU time
-is a system call, slow next to small kernels; NOTE [ Planning clock ] in ``profile.py``),
+is a system call, slow next to small kernels; NOTE [ Planning clock ] in ``harness.py``),
 but everything they are weighed against (a call's or a run's rerun, a measured option, the
 final measurement) is by the planner's clock, CPU time on the CPU.  On a loaded machine the
 wall clock is mostly waiting for other processes, so a graph priced by it is overpriced
@@ -65,20 +65,20 @@ from dataclasses import dataclass
 
 from paddle import nn
 
-from .._core import hooks as _hooks
-from .._core import ops as _ops
-from .._core import tree
-from .._core.amp import grad_enabled, set_grad_enabled
-from .._core.state import ForwardState
-from .._entry.routing import route_forwards
-from .._selective.liveness import UNKNOWN, Lineage
-from .._selective.oprecord import position
-from .._selective.policies import recompute_all
-from .op_solve import Op, OpGraph, Slot
-from .op_units import unit_swaps
-from .options import recompute_forward
+from ..._core import hooks as _hooks
+from ..._core import ops as _ops
+from ..._core import tree
+from ..._core.amp import grad_enabled, set_grad_enabled
+from ..._core.state import ForwardState
+from ..._entry.routing import route_forwards
+from ..._selective.liveness import UNKNOWN, Lineage
+from ..._selective.oprecord import position
+from ..._selective.policies import recompute_all
+from ..harness import Session, clock, sync
+from ..solvers.ops import Op, OpGraph, Slot
+from .kinds import recompute_forward
 from .policy_frame import add_buffer, buffer_of
-from .profile import clock, sync
+from .units import unit_swaps
 
 __all__ = ["OpProfile", "profile_ops", "signature"]
 
@@ -89,7 +89,7 @@ _clock = time.perf_counter
 class OpProfile:
     """A block's operator graph, the blocks that share it, its observed forward's extra
     seconds (``overhead_s``) and the kept bytes plans asked points for (``targets``: NOTE
-    [ Budget points ] in ``op_options.py``). Its seconds are the wall clock's, and
+    [ Budget points ] in ``options/ops.py``). Its seconds are the wall clock's, and
     ``clock_scale`` is the planner's clock's seconds per wall-clock second over the recording
     forwards (NOTE [ Operator clock ])."""
 
@@ -219,7 +219,7 @@ def signature(rec) -> tuple:
 
 def _recording(name: str, calls: list, active: list | None = None):
     """A wrap recording each call into ``calls``; ``active`` (when given) holds the
-    recording in progress (``profile_runs.py`` marks child calls in it)."""
+    recording in progress (``options/op_runs.py`` marks child calls in it)."""
     def wrap(forward):
         def recorded(*args, **kwargs):
             rec = _Recorder(tree.tensors((args, kwargs)), _buffers_of(forward))
@@ -253,20 +253,20 @@ def _buffers_of(forward) -> list:
     return list(layer.buffers()) if isinstance(layer, nn.Layer) else []
 
 
-def profile_ops(call, table: dict, roots: tuple, prof, repeats: int = 3,
-                units=None) -> dict[str, OpProfile]:
-    """Record the operators of every unit (NOTE [ Operator units ] in ``op_units.py``; by
+def profile_ops(session: Session, repeats: int = 3, units=None) -> dict[str, OpProfile]:
+    """Record the operators of every unit (NOTE [ Operator units ] in ``options/units.py``; by
     default the blocks of ``prof``) over ``repeats`` forwards of ``call`` (state put back
     after each); unit key -> its :class:`OpProfile`."""
-    units = list(prof.blocks if units is None else units)
+    units = list(session.prof.blocks if units is None else units)
     calls: list = []
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        with route_forwards(unit_swaps(table, prof, {u: _recording(u, calls) for u in units})):
+        with route_forwards(unit_swaps(session.table, session.prof,
+                                       {u: _recording(u, calls) for u in units})):
             for _ in range(repeats):
-                _forward(call, roots)
-        observing = _observation_seconds(call, table, roots, prof, units, repeats)
+                _forward(session)
+        observing = _observation_seconds(session, units, repeats)
     finally:
         set_grad_enabled(grad)
     groups: dict = {}
@@ -292,9 +292,10 @@ def _varying(groups: dict) -> set:
     return {name for name, sigs in seen.items() if len(sigs) > 1}
 
 
-def _forward(call, roots) -> float:
-    fn, args, kwargs = call
-    with ForwardState(True, roots).replayed():
+def _forward(session: Session) -> float:
+    """Seconds of one forward of the session's call by the operator clock (state put back)."""
+    fn, args, kwargs = session.call
+    with ForwardState(True, session.roots).replayed():
         sync()
         start = _clock()
         fn(*args, **kwargs)
@@ -302,14 +303,14 @@ def _forward(call, roots) -> float:
         return _clock() - start
 
 
-def _observation_seconds(call, table, roots, prof, units, repeats: int) -> float:
+def _observation_seconds(session: Session, units, repeats: int) -> float:
     """Median extra seconds of a forward whose units are observed policy regions."""
     observed = functools.partial(recompute_forward, policy=recompute_all)
     diffs = []
     for _ in range(repeats):
-        plain = _forward(call, roots)
-        with route_forwards(unit_swaps(table, prof, dict.fromkeys(units, observed))):
-            diffs.append(_forward(call, roots) - plain)
+        plain = _forward(session)
+        with route_forwards(unit_swaps(session.table, session.prof, dict.fromkeys(units, observed))):
+            diffs.append(_forward(session) - plain)
     return max(statistics.median(diffs), 0.0)
 
 

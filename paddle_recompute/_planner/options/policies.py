@@ -6,8 +6,8 @@ nobody saves (a kept projection feeding a dropout) and on what its rerun can ski
 ``ROUNDS`` interleaved rounds, a plain forward and backward of the profiled call and one
 per policy with it applied to every block (random state and stateful buffers put back,
 parameters' ``.grad`` untouched), reading from each block's region the device bytes it held
-and the time its rerun took (``MeasuredFrame`` in ``policy_frame.py``), all by the
-planner's clock (NOTE [ Planning clock ] in ``profile.py``: CPU time on the CPU).
+and the time its rerun took (``MeasuredFrame`` in ``options/policy_frame.py``), all by the
+planner's clock (NOTE [ Planning clock ] in ``harness.py``: CPU time on the CPU).
 A policy region also costs time in forward: every operator call passes through Python to
 be numbered and shown to the policy.  So each block's forward is timed in both steps, and
 an option's time is its rerun plus what its region's forward took beyond the block's plain
@@ -31,14 +31,13 @@ import statistics
 import warnings
 from collections.abc import Callable
 
-from .._core.amp import grad_enabled, set_grad_enabled
-from .._entry.routing import route_forwards
-from .._selective import policies
-from .calibrate import step, trainable_params
-from .op_units import unit_rerun_s, unit_swaps
-from .options import recompute_forward, register_option
+from ..._core.amp import grad_enabled, set_grad_enabled
+from ..._entry.routing import route_forwards
+from ..._selective import policies
+from ..harness import Session, clock, sync
+from .kinds import recompute_forward, register_option
 from .policy_frame import measured_regions
-from .profile import clock, sync
+from .units import unit_rerun_s, unit_swaps
 
 __all__ = ["register_policy_option", "measure_policies", "policy_wraps", "measure_options",
            "POLICY_KINDS", "ROUNDS"]
@@ -82,9 +81,9 @@ def _provider(kind: str):
     return provider
 
 
-def measure_policies(call, table: dict, roots: tuple, prof, kinds) -> None:
+def measure_policies(session: Session, kinds) -> None:
     """Fill ``prof.policy_costs`` for the policy kinds among ``kinds`` not measured yet."""
-    measure_options(call, table, roots, prof, policy_wraps(prof, kinds))
+    measure_options(session, policy_wraps(session.prof, kinds))
 
 
 def policy_wraps(prof, kinds) -> dict:
@@ -96,7 +95,7 @@ def policy_wraps(prof, kinds) -> dict:
     return {kind: {b: _wrap(POLICY_KINDS[kind]) for b in prof.blocks} for kind in todo}
 
 
-def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUNDS) -> None:
+def measure_options(session: Session, options: dict, rounds: int = ROUNDS) -> None:
     """Measure each option of ``options`` (label -> {block: wrap}) into
     ``prof.policy_costs[block][label]`` as (bytes held, seconds): ``rounds`` interleaved
     rounds, each a plain forward + backward (no region) and then, in rotating order, one per
@@ -110,8 +109,8 @@ def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUND
     (``None`` for each of its blocks): providers offer it nowhere, and a later plan on the
     profile does not run it again.  Nothing when the blocks
     have no trainable parameters (no backward, so no rerun to measure)."""
-    params = trainable_params(table)
-    if not params or not options:
+    prof = session.prof
+    if not session.params or not options:
         return
     samples: dict = {label: {} for label in options}
     failed: list = []
@@ -122,11 +121,11 @@ def measure_options(call, table, roots, prof, options: dict, rounds: int = ROUND
         for r in range(rounds):
             if not samples:  # every option failed
                 break
-            plain = _plain_forwards(call, table, roots, params, prof, units)
-            scale = _clock_scale(call, table, roots, params, prof, units)
+            plain = _plain_forwards(session, units)
+            scale = _clock_scale(session, units)
             labels = list(samples)
             for label in labels[r % len(labels):] + labels[:r % len(labels)]:
-                measured = _measured(call, table, roots, params, prof, options[label], label)
+                measured = _measured(session, options[label], label)
                 if measured is None:
                     del samples[label]
                     failed.append(label)
@@ -152,7 +151,7 @@ def _round_cost(calls: list, plain: float | None) -> tuple:
     return max(h for h, _, _ in calls), sum(r for _, r, _ in calls) + max(extra, 0.0)
 
 
-def _clock_scale(call, table, roots, params, prof, units) -> dict:
+def _clock_scale(session, units) -> dict:
     """Unit -> its profiled rerun over its rerun in a ``recompute_all`` region of this round.
 
     A rerun in backward takes longer than the profile's (on PaddleFormers' Llama at hidden
@@ -161,26 +160,26 @@ def _clock_scale(call, table, roots, params, prof, units) -> dict:
     ``sub`` are priced at the profile's; measured region options are scaled to that clock
     by a region rerunning everything, timed in the same round."""
     wraps = dict.fromkeys(units, _wrap(policies.recompute_all))
-    measured = _measured(call, table, roots, params, prof, wraps,
+    measured = _measured(session, wraps,
                          "policy:recompute_all (reference)") or {}
     out = {}
     for block, calls in measured.items():
-        rerun, profiled = sum(r for _, r, _ in calls), unit_rerun_s(prof, block)
+        rerun, profiled = sum(r for _, r, _ in calls), unit_rerun_s(session.prof, block)
         if rerun > 0 and profiled:
             out[block] = profiled / rerun
     return out
 
 
-def _measured(call, table, roots, params, prof, wraps: dict, label: str) -> dict | None:
+def _measured(session: Session, wraps: dict, label: str) -> dict | None:
     try:
-        return _measure(call, table, roots, params, prof, wraps)
+        return _measure(session, wraps)
     except Exception as exc:  # noqa: BLE001  (the option is dropped, and said so)
         warnings.warn(f"plan: option {label!r} left out: running the blocks under its policy "
                       f"failed ({type(exc).__name__}: {exc})", stacklevel=4)
         return None
 
 
-def _plain_forwards(call, table, roots, params, prof, units) -> dict:
+def _plain_forwards(session, units) -> dict:
     """Unit (a block, or one call: NOTE [ Operator units ]) -> seconds its forwards took in
     one plain forward + backward (no region)."""
     seconds: dict = {}
@@ -199,12 +198,12 @@ def _plain_forwards(call, table, roots, params, prof, units) -> dict:
 
         return wrap
 
-    with route_forwards(unit_swaps(table, prof, {u: timed(u) for u in units})):
-        step(call, roots, params)
+    with route_forwards(unit_swaps(session.table, session.prof, {u: timed(u) for u in units})):
+        session.step()
     return seconds
 
 
-def _measure(call, table, roots, params, prof, wraps: dict) -> dict:
+def _measure(session: Session, wraps: dict) -> dict:
     """One forward + backward with ``wraps[unit]`` on each unit (a block, or one call:
     NOTE [ Operator units ]): unit -> [(bytes held, rerun seconds, forward seconds)]."""
     owners: list = []
@@ -229,8 +228,8 @@ def _measure(call, table, roots, params, prof, wraps: dict) -> dict:
         return wrap_tracked
 
     with measured_regions() as finished, route_forwards(unit_swaps(
-            table, prof, {name: tracked(name, wrap) for name, wrap in wraps.items()})):
-        step(call, roots, params)
+            session.table, session.prof, {name: tracked(name, wrap) for name, wrap in wraps.items()})):
+        session.step()
     out: dict = {}
     for name, frame, seconds in owners:
         out.setdefault(name, []).append((frame.held_bytes(), frame.rerun_ns / 1e9, seconds))

@@ -1,7 +1,7 @@
 """The plan's last step: of the few best plans that fit, the one measured fastest.
 
 NOTE [ Final measurement ]: the solver ranks plans by predicted time, and predictions of
-region options are measured reruns scaled to the profile's clock (``policy_options.py``),
+region options are measured reruns scaled to the profile's clock (``options/policies.py``),
 so two plans a few percent apart in prediction can swap places in a real step
 (PaddleFormers' Llama, 4 layers, hidden 512, at 0.5 on CPU: the solver's mix of ``ops``
 points predicted cheaper than the ``"selective"`` policy on every block, which held less
@@ -16,12 +16,12 @@ distinct plan that fits the budget among:
 
 ordered by predicted time, at most ``CANDIDATES`` of them.  With two or more, each is
 applied in turn and one forward + backward of the profiled call timed
-(``calibrate.step``: state put back, parameters' ``.grad`` untouched), ``rounds`` rounds
+(``Session.step``: state put back, parameters' ``.grad`` untouched), ``rounds`` rounds
 interleaved in rotating order after one warm-up step each; the plan with the least median
 time relative to the solver's plan in the same round leads (the load of a shared machine
 drifts between rounds; the ratio cancels it).  Times are by the planner's clock: CPU
 time on the CPU, the wall clock on an accelerator (NOTE [ Planning clock ] in
-``profile.py``).  Fitting is by
+``harness.py``).  Fitting is by
 prediction: a plan the solver's model says exceeds the budget is never measured.
 
 The prediction is the default and a measurement must overturn it beyond its noise.  Three
@@ -53,9 +53,9 @@ import math
 import statistics
 from collections.abc import Callable
 
-from .._core.amp import grad_enabled, set_grad_enabled
-from .calibrate import step, trainable_params
-from .plan_value import Plan
+from ..._core.amp import grad_enabled, set_grad_enabled
+from ..harness import Session
+from .value import Plan
 
 __all__ = ["shortlist", "uniform_choices", "kind_subsets", "measure_final", "duel_wins", "ROUNDS",
            "CANDIDATES", "DUEL_ROUNDS", "ALPHA"]
@@ -86,29 +86,29 @@ def uniform_choices(cands: list) -> list[list]:
     return out
 
 
-def shortlist(plans: list[Plan], limit: int, n: int = CANDIDATES) -> list[Plan]:
-    """Distinct plans (by their choices) that fit ``limit``, by predicted time, at most ``n``;
+def shortlist(plans: list[Plan], budget: int, n: int = CANDIDATES) -> list[Plan]:
+    """Distinct plans (by their choices) that fit ``budget``, by predicted time, at most ``n``;
     the first of ``plans`` (the solver's) always stays."""
     seen, out = set(), []
     first, rest = plans[0], sorted(plans[1:], key=lambda p: p.extra_s)
     for p in [first, *rest]:
         key = tuple((c.block, c.option, c.call, c.span) for c in p.choices)
-        if key in seen or p.predicted_bytes > limit:
+        if key in seen or p.predicted_bytes > budget:
             continue
         seen.add(key)
         out.append(p)
     return out[:n]
 
 
-def measure_final(call, table: dict, roots: tuple, plans: list[Plan], rounds: int = ROUNDS,
+def measure_final(session: Session, plans: list[Plan], rounds: int = ROUNDS,
                   timer: Callable | None = None) -> tuple[Plan, list[float]]:
     """The plan to return: the best-predicted of ``plans`` unless the one with the least
     median step time relative to ``plans[0]``'s in the same round also wins the duel against
     it; and each plan's median ratio (see NOTE [ Final measurement ]).
-    ``timer(call, roots, params) -> seconds`` runs one step (default ``calibrate.step``)."""
+    ``timer(session) -> seconds`` runs one step (default ``Session.step``)."""
     if len(plans) < 2 or rounds < 1:
         return plans[0], [1.0] * len(plans)
-    timed = _Timed(call, table, roots, timer or step)
+    timed = _Timed(session, timer or Session.step)
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
@@ -125,13 +125,12 @@ def measure_final(call, table: dict, roots: tuple, plans: list[Plan], rounds: in
 class _Timed:
     """One timed step of the profiled call with a plan applied."""
 
-    def __init__(self, call, table: dict, roots: tuple, timer: Callable):
-        self.call, self.roots, self.timer = call, roots, timer
-        self.params = trainable_params(table)
+    def __init__(self, session: Session, timer: Callable):
+        self.session, self.timer = session, timer
 
     def __call__(self, plan: Plan) -> float:
         with plan.apply():
-            return self.timer(self.call, self.roots, self.params)
+            return self.timer(self.session)
 
 
 def _rounds(timed: _Timed, plans: list[Plan], rounds: int) -> list[float]:

@@ -15,14 +15,15 @@ from collections import OrderedDict
 
 import paddle
 
-from .._core import hooks, tree
-from .._core.amp import grad_enabled, set_grad_enabled
-from .._core.layers import find_roots
-from .._core.state import ForwardState
-from .plan import budget_bytes
-from .profile import nbytes_of, sync
-from .profile_counter import Counter, spans
-from .segment_solve import Stage, solve_segments
+from ..._core import hooks, tree
+from ..._core.amp import grad_enabled, set_grad_enabled
+from ..._core.layers import find_roots
+from ..._core.state import ForwardState
+from ..harness import sync
+from ..profile.counter import Counter, spans
+from ..profile.measure import nbytes_of
+from ..solvers.segments import Stage, solve_segments
+from .make import budget_bytes
 
 __all__ = ["auto_starts", "chain_stages", "clear_cache"]
 
@@ -54,8 +55,8 @@ def auto_starts(funcs: list, args: tuple, kwargs: dict, budget) -> tuple[int, ..
         _CACHE.move_to_end(key)
         return _CACHE[key]
     stages = chain_stages(funcs, args, kwargs)
-    limit = None if budget is None else budget_bytes(_API, budget, sum(s.saved for s in stages))
-    starts = solve_segments(stages, limit).starts
+    budget = None if budget is None else budget_bytes(_API, budget, sum(s.saved for s in stages))
+    starts = solve_segments(stages, budget).starts
     _CACHE[key] = starts
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)

@@ -60,7 +60,7 @@ class LayerProfile:
 @dataclass
 class CallProfile:
     """One call of a layer over the profiled forward (a layer called three times, shared
-    weights, has three; see NOTE [ Region tree ] in ``_planner/tree_solve.py``).
+    weights, has three; see NOTE [ Region tree ] in ``_planner/solvers/tree.py``).
 
     ``id`` is the layer's name, with ``@k`` appended for its k-th call (k >= 1, in call
     order); ``parent`` the id of the call it ran in (``None``: called from outside every
@@ -115,14 +115,14 @@ class Profile:
     repeats: int
     step_costs: dict[str, dict[str, float]] = field(default_factory=dict)  # see calibrate
     # block -> policy option kind -> (bytes held, rerun seconds), None where its run failed:
-    # see _planner/policy_options.py
+    # see _planner/options/policies.py
     policy_costs: dict[str, dict[str, tuple | None]] = field(default_factory=dict)
-    # block -> OpProfile (its operator graph): see _planner/profile_ops.py
+    # block -> OpProfile (its operator graph): see _planner/options/op_profile.py
     op_profiles: dict = field(default_factory=dict)
     calls: dict[str, CallProfile] = field(default_factory=dict)  # call id -> row, in call order
-    region_s: float | None = None  # a region's own cost per step: see _planner/region_overhead.py
+    region_s: float | None = None  # a region's own cost per step: see _planner/options/region_overhead.py
     save_s: float = 0.0  # and its cost per tensor saved inside it (same file)
-    # (bytes, blocks) of inputs several blocks take: NOTE [ Shared block inputs ] in profile.py
+    # (bytes, blocks) of inputs several blocks take: NOTE [ Shared block inputs ] in profile/measure.py
     shared_inputs: list = field(default_factory=list)
 
     @property
@@ -132,7 +132,7 @@ class Profile:
     def shared_input_credit(self, regions) -> int:
         """Bytes counted more than once when regions around the blocks ``regions`` each count
         the inputs they share, which they hold once (NOTE [ Shared block inputs ] in
-        ``profile.py``)."""
+        ``profile/measure.py``)."""
         around = set(regions)
         return sum(n * max(len(around.intersection(takers)) - 1, 0) for n, takers in self.shared_inputs)
 

@@ -1,15 +1,15 @@
 """Plans over the call tree: regions at any depth, each call of a shared layer on its own,
 runs of calls that each took the one before's output straight (a ``Sequential``'s children,
 a ``LayerList`` looped over, any layer's forward; NOTE [ Region tree ] in
-``_planner/tree_solve.py``).
+``_planner/solvers/tree.py``).
 
 The tree comes from ``Profile.calls``; each call's options are the registered kinds'
 candidates for it (``keep`` and ``sub`` are the tree itself, so they are left out), each
 region's time plus ``Profile.region_s`` and ``Profile.save_s`` per tensor saved inside it
-(``_planner/region_overhead.py``).  The policies (``policy_options.py``) are measured on
+(``_planner/options/region_overhead.py``).  The policies (``options/policies.py``) are measured on
 the profile's blocks, so only a call of a block offers them; the operator-level ``ops``
-(``op_options.py``) is recorded and measured on units, the blocks and the calls of other
-layers where it can pay (NOTE [ Operator units ] in ``op_units.py``: calls saving a large
+(``options/ops.py``) is recorded and measured on units, the blocks and the calls of other
+layers where it can pay (NOTE [ Operator units ] in ``options/units.py``: calls saving a large
 share of the bytes with a moderate number of saves, each call of a shared layer on its
 own), so a call of a block or a unit offers it, and a run of calls that is a unit offers
 its ``ops`` points beside rerunning it whole (``Call.run_options``; priced by the operator
@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .op_options import KIND as OPS
-from .options import candidates_for
-from .plan_value import BlockChoice
-from .profile_result import CallProfile, LayerProfile, Profile
-from .solve import Option
-from .tree_solve import Call, solve_tree, solve_tree_brute_force
+from ..options.kinds import candidates_for
+from ..options.ops import KIND as OPS
+from ..profile.result import CallProfile, LayerProfile, Profile
+from ..solvers.blocks import Option
+from ..solvers.tree import Call, solve_tree, solve_tree_brute_force
+from .value import BlockChoice
 
 __all__ = ["call_tree", "solve_calls", "choices_of"]
 
@@ -85,14 +85,14 @@ def _run_options(prof: Profile, row: CallProfile, kids: list, cands: dict):
 
 
 def _region_cost(prof: Profile, row: CallProfile) -> float:
-    """What a region around the call costs beyond its rerun (``_planner/region_overhead.py``)."""
+    """What a region around the call costs beyond its rerun (``_planner/options/region_overhead.py``)."""
     return (prof.region_s or 0.0) + prof.save_s * row.saves
 
 
 def _candidates(prof: Profile, row: CallProfile, kind: str) -> list:
     """``kind``'s candidates for the call.  ``ops`` prices a block's call on the block's
     graph and any other call on its own, when it is a unit (NOTE [ Operator units ] in
-    ``_planner/op_units.py``); the other kinds price a call as its layer."""
+    ``_planner/options/units.py``); the other kinds price a call as its layer."""
     unit = row.layer if kind != OPS or row.layer in prof.blocks else row.id
     return candidates_for(_as_layer_row(prof, row, unit), prof, (kind,))
 
@@ -108,18 +108,18 @@ def _as_layer_row(prof: Profile, row: CallProfile, name: str) -> LayerProfile:
                         children=layer.children)
 
 
-def solve_calls(prof: Profile, kinds, limit: int, solver: str = "exact"):
-    """Solve the tree under ``limit`` bytes: (choices, memory, time).
+def solve_calls(prof: Profile, kinds, budget: int, solver: str = "exact"):
+    """Solve the tree under ``budget`` bytes: (choices, memory, time).
 
     Raises:
-        InfeasibleBudget: ``limit`` is below the least memory of any plan (named).
+        InfeasibleBudget: ``budget`` is below the least memory of any plan (named).
     """
     root, cands = call_tree(prof, kinds)
     if solver == "brute_force":
-        sol = solve_tree_brute_force(root, limit)
+        sol = solve_tree_brute_force(root, budget)
     else:
-        resolution = max(limit, 1) / _MAX_FRONTIER_POINTS if len(prof.calls) > 64 else 0
-        sol = solve_tree(root, limit, resolution=resolution)
+        resolution = max(budget, 1) / _MAX_FRONTIER_POINTS if len(prof.calls) > 64 else 0
+        sol = solve_tree(root, budget, resolution=resolution)
     return choices_of(prof, cands, sol.picks), sol.memory, sol.time
 
 

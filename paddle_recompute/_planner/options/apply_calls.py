@@ -29,8 +29,8 @@ import functools
 import threading
 from collections.abc import Callable
 
-from .._core.errors import RecomputeError
-from .._core.nonreentrant import rerunning
+from ..._core.errors import RecomputeError
+from ..._core.nonreentrant import rerunning
 
 __all__ = ["call_forward", "numbered_forward", "Run"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import statistics
 
-from .profile_counter import Counter
-from .profile_result import CallProfile
+from .counter import Counter
+from .result import CallProfile
 
 __all__ = ["call_rows"]
 
@@ -42,7 +42,7 @@ def call_rows(counter: Counter, runs: list[dict]) -> dict[str, CallProfile]:
 
 def _straight(before: tuple, after: tuple) -> bool:
     """Whether a call took the output of the call before it as its sole argument, with no
-    operator run between them (``_link`` in ``profile.py``)."""
+    operator run between them (``_link`` in ``profile/measure.py``)."""
     sole, ops_in = after[:2]
     out, ops_out = before[2:]
     return out is not None and sole == out and ops_in == ops_out

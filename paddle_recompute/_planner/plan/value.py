@@ -13,10 +13,10 @@ from typing import Any
 
 import paddle
 
-from .._entry.routing import Applied, route_forward, routings_of
-from .apply_calls import Run, call_forward
-from .options import load_payload, wrap_of, wrapped_forward
-from .profile_result import Profile
+from ..._entry.routing import Applied, route_forward, routings_of
+from ..options.apply_calls import Run, call_forward
+from ..options.kinds import load_payload, wrap_of, wrapped_forward
+from ..profile.result import Profile
 
 _MiB = 1024 * 1024
 
@@ -32,7 +32,7 @@ class BlockChoice:
     """The option chosen for one region (a block, or a call or run of the call tree);
     ``payload`` is what the kind's wrap is given (the ``ops`` kind's policy), ``types`` the
     class names of the targets (checked on apply).  ``call``, ``calls`` and ``span`` place
-    a tree plan's region (``_planner/apply_calls.py``)."""
+    a tree plan's region (``_planner/options/apply_calls.py``)."""
 
     block: str
     kind: str
@@ -46,7 +46,7 @@ class BlockChoice:
     calls: int = 1  # calls of the targets per step
     span: tuple[int, int] | None = None  # children [a, b) of a Sequential target, one region
     # a run of calls (``span`` then places it in its caller): per target, (which call, calls
-    # per step); see _planner/apply_calls.py
+    # per step); see _planner/options/apply_calls.py
     members: tuple[tuple[int, int], ...] = ()
 
     def to_dict(self) -> dict:
@@ -219,7 +219,7 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
 
 
 def _routed(layer, choices: list, runs: dict, forward):
-    """``layer``'s forward under the plan's ``choices`` for it (``_planner/apply_calls.py``)."""
+    """``layer``'s forward under the plan's ``choices`` for it (``_planner/options/apply_calls.py``)."""
     return call_forward(layer, forward, choices, _region, runs)
 
 

@@ -18,20 +18,17 @@ import functools
 import statistics
 from dataclasses import replace
 
-import paddle
+from ..._core.amp import grad_enabled, set_grad_enabled
+from ..._entry.routing import route_forwards
+from ..harness import Session
+from .kinds import wrap_of, wrapped_forward
 
-from .._core import tree
-from .._core.amp import grad_enabled, set_grad_enabled
-from .._core.state import ForwardState
-from .._entry.routing import route_forwards
-from .options import wrap_of, wrapped_forward
-from .profile import clock, sync
-
-__all__ = ["calibrated", "trainable_params", "step"]
+__all__ = ["calibrated"]
 
 
-def calibrated(call, table: dict, roots: tuple, prof, cands: list, rounds: int) -> list:
+def calibrated(session: Session, cands: list, rounds: int) -> list:
     """``cands`` with times replaced by measured step growth (see the module docstring)."""
+    prof = session.prof
     groups: dict = {}
     for i, b in enumerate(prof.block_profiles()):
         groups.setdefault((b.type, b.saved_bytes, b.input_bytes), []).append(i)
@@ -39,34 +36,29 @@ def calibrated(call, table: dict, roots: tuple, prof, cands: list, rounds: int) 
                if wrap_of(c.kind) is not None
                and c.name not in prof.step_costs.get(prof.blocks[idx[0]], {})]
     if missing:
-        _measure(call, table, roots, trainable_params(table), prof, cands, missing, rounds)
+        _measure(session, cands, missing, rounds)
     return [[replace(c, time=prof.step_costs[prof.blocks[i]][c.name])
              if c.name in prof.step_costs.get(prof.blocks[i], {}) else c for c in cs]
             for i, cs in enumerate(cands)]
 
 
-def trainable_params(table: dict) -> list:
-    """The parameters of the layers in ``table`` that take gradients, each once."""
-    return list({id(p): p for layer in table.values() for p in layer.parameters()
-                 if not p.stop_gradient}.values())
-
-
-def _measure(call, table, roots, params, prof, cands, missing, rounds) -> None:
+def _measure(session: Session, cands, missing, rounds) -> None:
+    prof, table = session.prof, session.table
     samples: dict = {key: [] for key in [(tuple(idx), name) for idx, name in missing]}
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        step(call, roots, params)  # warm-up: first-touch allocations would bias the base
+        session.step()  # warm-up: first-touch allocations would bias the base
         for _ in range(rounds):
-            before = step(call, roots, params)
+            before = session.step()
             for (idx, name), out in samples.items():
                 # bases alternate with options: each option against the two around it,
                 # since the machine's load drifts over a round
                 chosen = [_candidate(cands[i], name) for i in idx]
                 with route_forwards([(table[t], functools.partial(wrapped_forward, c.kind, payload=c.payload))
                               for c in chosen for t in c.targets]):
-                    timed = step(call, roots, params)
-                after = step(call, roots, params)
+                    timed = session.step()
+                after = session.step()
                 out.append((timed - (before + after) / 2) / len(idx))
                 before = after
     finally:
@@ -78,18 +70,3 @@ def _measure(call, table, roots, params, prof, cands, missing, rounds) -> None:
 
 def _candidate(options: list, name: str):
     return next(c for c in options if c.name == name)
-
-
-def step(call, roots, params) -> float:
-    """Seconds one forward + ``paddle.grad`` backward of ``call`` took by the planner's
-    clock (NOTE [ Planning clock ] in ``profile.py``; state put back, ``.grad`` untouched)."""
-    fn, args, kwargs = call
-    with ForwardState(True, roots).replayed():
-        sync()
-        start = clock()
-        outs = [t for t in tree.flatten(fn(*args, **kwargs))[0]
-                if not t.stop_gradient and t.is_floating_point()]
-        paddle.grad(outs, params, grad_outputs=[paddle.ones_like(t) for t in outs],
-                    allow_unused=True)
-        sync()
-        return clock() - start
