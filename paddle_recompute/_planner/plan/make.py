@@ -4,6 +4,18 @@ The predicted activation memory of a plan is the profile's bytes saved outside t
 plus, per block, the chosen option's bytes (NOTE [ Planner model ] in
 ``_planner/solvers/blocks.py``); the budget bounds that sum.  Held memory measured after a forward
 also contains the forward's outputs and allocator rounding, which the prediction leaves out.
+
+NOTE [ Two region sources ]: ``regions="blocks"`` is not a constraint on the tree planner
+(the tree with only the blocks' calls allowed as regions) but a pipeline of its own, because
+the two price and solve differently and the block pipeline's plans are part of the API's
+behaviour: blocks alike (type, saved and input bytes) share the median time of their
+options (``_pooled``), an option may be a sublayer of the block (``sub``: in the tree a
+region of its own, a choice of the child, not of the block), block times may be calibrated
+into step growth (``calibrate``), a region's own cost (``Profile.region_s``) is not added,
+the inputs regions around several blocks share are credited by re-solving (``_solve``),
+and the greedy solver is offered.  Restricting the tree would change each of these, and so
+the plans ``regions="blocks"`` returns; the two share the measured options, the shortlist
+and the final measured choice instead.
 """
 
 from __future__ import annotations
