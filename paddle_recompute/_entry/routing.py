@@ -70,7 +70,7 @@ class Routing:
             routing.forward = routing.wrap(layer.forward)
             routing.previous = swap_forward(layer, routing.forward)
             stack.append(routing)
-        if not stack:
+        if not stack and _STACK in layer.__dict__:
             object.__delattr__(layer, _STACK)
 
     def __enter__(self) -> Routing:
