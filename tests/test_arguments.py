@@ -90,6 +90,22 @@ def test_single_tensor_output(use_reentrant):
     assert isinstance(out, paddle.Tensor)
 
 
+def test_one_tensor_returned_in_several_places(use_reentrant):
+    """``SimpleRNNCell`` and ``GRUCell`` return ``(h, h)``, ``LSTMCell`` ``(h, (h, c))``: the
+    reentrant rerun's backward gets that tensor once, with its cotangents summed (Paddle's
+    engine refuses a tensor given twice)."""
+    def f(x, w):
+        h = paddle.tanh(x * w)
+        return h, (h, x + w), [h]
+
+    def make():
+        x, w = randn(2, 3), randn(3)
+        return f, (x, w), {}, [x, w]
+
+    out, _ = assert_matches_plain(make, use_reentrant=use_reentrant)
+    assert len(out) == 3
+
+
 @pytest.mark.parametrize("container", [tuple, list])
 def test_outputs_mixing_tensors_none_and_plain_values(container, use_reentrant):
     def f(x, w):

@@ -88,6 +88,18 @@ def test_parity_conv_bmm_einsum(name):
     assert_matches_plain(make, use_reentrant=False, policy=POLICIES[name])
 
 
+@pytest.mark.parametrize("name", ["save_matmuls", "save_all", "recompute_all"])
+def test_parity_multi_layer_rnn_with_an_input_that_holds_no_memory(name):
+    """Paddle's ``rnn`` operator takes a ``DropoutState`` tensor that holds no memory on the
+    CPU; matching saved tensors to an operator's inputs must not read its address."""
+    def make():
+        lstm = nn.LSTM(3, 4, num_layers=2, dropout=0.5)
+        x = requires_grad(paddle.randn([2, 3, 3]))
+        return lstm, (x,), {}, [x, *lstm.parameters()]
+
+    assert_matches_plain(make, use_reentrant=False, policy=POLICIES[name])
+
+
 def test_these_apis_reach_c_ops():
     """The premise of op observation: Paddle's layers call their kernels through _C_ops."""
     seen = []

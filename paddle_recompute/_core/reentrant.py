@@ -198,12 +198,24 @@ def _fresh_alias(t):
 
 def _inner_backward(roots: list, cotangents: list) -> None:
     """``paddle.autograd.backward(roots, cotangents)`` without its argument checks (~8 µs a
-    region): ``roots`` are distinct tensors with matching cotangents by construction, except
-    when the function returned one tensor twice, which goes through Paddle's own call."""
-    if len({id(t) for t in roots}) == len(roots):
-        core.eager.run_backward(roots, cotangents, False, None)
-    else:
-        paddle.autograd.backward(roots, cotangents)
+    region).  Paddle's engine refuses a tensor given twice, so when the function returned
+    one tensor in several places (``SimpleRNNCell`` returns ``(h, h)``) its cotangents are
+    summed into one root first, as plain autograd would accumulate them."""
+    if len({id(t) for t in roots}) != len(roots):
+        roots, cotangents = _merge_repeated(roots, cotangents)
+    core.eager.run_backward(roots, cotangents, False, None)
+
+
+def _merge_repeated(roots: list, cotangents: list) -> tuple[list, list]:
+    """One root per distinct tensor, with the sum of its cotangents (in output order)."""
+    merged: dict[int, list] = {}
+    for t, g in zip(roots, cotangents, strict=True):
+        entry = merged.get(id(t))
+        if entry is None:
+            merged[id(t)] = [t, g]
+        else:
+            entry[1] = entry[1] + g
+    return [t for t, _ in merged.values()], [g for _, g in merged.values()]
 
 
 def _differentiable(out_tensors, grads):
