@@ -1,9 +1,9 @@
 """The README is a front door and the user docs describe the product as it is.
 
 The README stays short; every relative link in the README and under ``docs/`` points at a
-file that exists (and at a heading of it, for an anchor); user pages (the README and ``docs/`` outside ``docs/design/``) cite no issue
-numbers, no ``NOTE [ ... ]`` blocks of the code and no private paths.
-"""
+file that exists (and at one of its headings, for an anchor); user pages (the README and
+``docs/`` outside ``docs/design/``) cite no issue numbers, no ``NOTE [ ... ]`` blocks of the
+code and no private paths."""
 
 import re
 from pathlib import Path
