@@ -12,7 +12,7 @@ same jobs run one after another in that process.  Two phases per run:
   (a recomputed Cell and a recomputed Primitive).  No randomness.
 - dropout: one thread trains with dropout inside regions (both modes); the others train
   without randomness (plainly, and with regions that do not replay the RNG).  Paddle's
-  generators are process-wide, so only one thread may draw (README, Threads).
+  generators are process-wide, so only one thread may draw (docs/modes-and-state.md, Threads).
 
 The parent reports crashes (a signal or an unexpected exit code), hangs (no exit within
 ``--timeout``), mismatches, and the time of every run, and writes them as JSON::

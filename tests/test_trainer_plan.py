@@ -1,4 +1,4 @@
-"""A saved plan applied in a script that trains with PaddleFormers' ``Trainer`` (the README's
+"""A saved plan applied in a script that trains with PaddleFormers' ``Trainer`` (docs/planner.md's
 example): two steps of a tiny Llama, losses and parameters equal to no recompute."""
 
 import _real_models as rm

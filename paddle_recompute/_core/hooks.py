@@ -23,8 +23,8 @@ thread needs this one's GIL to start), checked when the last frame ends and, laz
 the next plain save after the other threads have ended; and at interpreter exit (Paddle's
 static hook slot would otherwise destroy our pair after Python is gone, which hangs the
 process).  While other threads are alive the pair stays installed between regions and
-their saves go through :class:`~.plain_saves.Plain`: the cost is measured in the README's
-Threads section.
+their saves go through :class:`~.plain_saves.Plain`: the cost is measured in
+docs/benchmarks.md, Threads.
 
 Paddle's random generators, however, are process-wide: threads that draw
 random numbers at the same time interleave their draws (with or without recompute), and a
