@@ -2,6 +2,7 @@
 ``paddle._C_ops`` operator, each kind is answered as its unfused operators are, the kernels
 with CPU kernels train exactly in regions, and the GPU-only ones do fail on CPU."""
 
+import _real_models as rm
 import numpy as np
 import paddle
 import paddle.incubate.nn.functional as IF
@@ -14,6 +15,7 @@ from paddle import _C_ops, nn
 from paddle_recompute import apply_recompute_granularity, policies
 from paddle_recompute._core import ops as _ops
 from paddle_recompute._selective.fused_ops import KINDS
+from paddle_recompute.testing import recompute_sublayers
 
 POLICIES = {
     "recompute_all": policies.recompute_all,
@@ -248,3 +250,30 @@ def test_presets_with_fused_kernels_train_exactly(granularity):
     for a, b in zip(plain, recomputed, strict=True):
         np.testing.assert_array_equal(a, b)
     assert dict(counts) == PRESET_RUNS.get(granularity, {}), dict(counts)
+
+
+# --------------------------------------------------------------------------- PaddleFormers
+
+
+# swiglu runs in a 2-step, 2-layer step: counted inside policy regions only (forward, rerun)
+LLAMA_SWIGLU_RUNS = {"selective": 2 * 2 * 2, "core_attn": 0,  # the MLP is outside attention
+                     "save_all_but_attention_core": 2 * 2}  # kept: the forward's only
+
+
+@pytest.mark.skipif(not rm.paddleformers_available(), reason="needs paddleformers")
+@pytest.mark.parametrize("setup", ["full", "selective", "core_attn", "save_all_but_attention_core"])
+def test_paddleformers_fused_swiglu_trains_exactly(setup):
+    """PaddleFormers' MLP with ``fuse_swiglu`` calls ``paddle.nn.functional.swiglu``, the one
+    fused kernel of its CPU path: kept or rerun as an activation, gradients exact."""
+
+    def apply(model):
+        if setup in POLICIES:
+            recompute_sublayers(model, rm.block_names(model), use_reentrant=False,
+                                policy=POLICIES[setup])
+            return
+        for block in rm.blocks_of(model):
+            apply_recompute_granularity(block, setup)
+
+    with counting_ops("swiglu") as counts:
+        rm.lm_parity("llama", apply, config={"fuse_swiglu": True})
+    assert counts["swiglu"] == LLAMA_SWIGLU_RUNS.get(setup, 0), dict(counts)
