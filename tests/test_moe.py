@@ -199,7 +199,9 @@ def _moe(gate, recompute_interval=0):
 
 
 def _moe_batch(i):
-    return paddle.to_tensor(np.random.default_rng(i).standard_normal([2, 6, D]).astype("float32"))
+    """Step 1's batch is one token: two experts get it, the others do not run at all."""
+    shape = [1, 1, D] if i == 1 else [2, 6, D]
+    return paddle.to_tensor(np.random.default_rng(i).standard_normal(shape).astype("float32"))
 
 
 def _moe_step(model, _optimizer, i):
@@ -244,10 +246,11 @@ def test_moe_layer_routing_changes_with_the_batch(gate):
     for k, expert in enumerate(experts):
         expert.register_forward_post_hook(
             lambda _l, inputs, _o, k=k: tokens[-1].__setitem__(k, inputs[0].shape[0]))
-    model(_moe_batch(0))
-    tokens.append({})
-    model(_moe_batch(1))
-    assert tokens[0] and tokens[0] != tokens[1], tokens  # tokens per expert differ
+    for i in range(3):
+        model(_moe_batch(i))
+        tokens.append({})
+    assert tokens[0] and tokens[0] != tokens[2], tokens  # tokens per expert differ
+    assert len(tokens[1]) < len(experts), tokens  # and which experts run at all
 
 
 MOE_SETUPS = {
