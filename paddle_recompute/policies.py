@@ -23,6 +23,12 @@ observed on ``paddle.Tensor`` itself: ``x @ y`` is ``"matmul"``, ``x + y`` ``"ad
 (NOTE [ Tensor operators ] in ``_core/tensor_methods.py``).  Region inputs and parameters
 saved for backward are always kept (they are alive anyway).
 
+Paddle's fused kernels (``flash_attn``, ``swiglu``, ``fused_rms_norm_ext``,
+``fused_gemm_epilogue`` ...) are in :data:`FUSED_OPS` with their kind (``"matmul"``,
+``"attention_core"``, ``"softmax"``, ``"norm"``, ``"activation"``, ``"elementwise"``), and
+the built-in policies answer for them as for the operators they fuse (NOTE [ Fused
+operators ] in ``_selective/fused_ops.py``).
+
 Example:
     >>> import paddle, paddle_recompute as pr
     >>> from paddle_recompute import policies
@@ -31,6 +37,7 @@ Example:
     >>> pr.recompute(block, x, use_reentrant=False, policy=policies.save_matmuls).sum().backward()
 """
 
+from ._selective.fused_ops import FUSED_OPS, FusedOp
 from ._selective.op_policy import OpPolicy
 from ._selective.policies import (
     ELEMENTWISE_OPS,
@@ -56,6 +63,8 @@ from ._selective.policies import (
 
 __all__ = [
     "ELEMENTWISE_OPS",
+    "FUSED_OPS",
+    "FusedOp",
     "MATMUL_OPS",
     "OFFLOAD",
     "RECOMPUTE",

@@ -29,10 +29,12 @@ def paddleformers_available() -> bool:
 
 
 def lm(family: str, *, dropout: float = 0.0, gqa: bool = True, return_dict: bool = False,
-       layers: int = 2):
-    """A tiny causal LM of ``family`` (hidden 32, 4 heads, 2 key/value heads with ``gqa``)."""
+       layers: int = 2, config: dict | None = None):
+    """A tiny causal LM of ``family`` (hidden 32, 4 heads, 2 key/value heads with ``gqa``;
+    ``config``: further config fields)."""
     return causal_lm(family, vocab=VOCAB, hidden=HIDDEN, heads=4, kv_heads=2 if gqa else 4,
-                     layers=layers, positions=4 * SEQ, dropout=dropout, return_dict=return_dict)
+                     layers=layers, positions=4 * SEQ, dropout=dropout, return_dict=return_dict,
+                     config=config)
 
 
 def lm_batch(step: int = 0) -> tuple[paddle.Tensor, paddle.Tensor]:
@@ -165,13 +167,13 @@ def vision_copy(name: str) -> nn.Layer:
 
 
 def lm_parity(family: str, setup, *, dropout: float = 0.1, return_dict: bool = False,
-              steps: int = 2, as_dict: bool = False) -> None:
+              steps: int = 2, as_dict: bool = False, config: dict | None = None) -> None:
     """Train ``family`` without and with ``setup(model)`` applied: losses, every gradient
     and the final parameters must be bit-for-bit equal.  ``as_dict``: the step reads the
     loss from a plain dict built from the output."""
 
     def build(recompute: bool):
-        model = lm(family, dropout=dropout, return_dict=return_dict)
+        model = lm(family, dropout=dropout, return_dict=return_dict, config=config)
         if recompute:
             setup(model)
         return model, paddle.optimizer.SGD(0.1, parameters=model.parameters())

@@ -43,9 +43,11 @@ FAMILIES = {
 
 
 def causal_lm(family: str, *, vocab: int, hidden: int, heads: int, kv_heads: int, layers: int,
-              positions: int, dropout: float, return_dict: bool = False, seed: int | None = 0):
+              positions: int, dropout: float, return_dict: bool = False, seed: int | None = 0,
+              config: dict | None = None):
     """A randomly initialised PaddleFormers causal LM of ``family`` (training settings:
-    unfused norms, eager attention, no KV cache; ``intermediate_size`` 2x ``hidden``)."""
+    unfused norms, eager attention, no KV cache; ``intermediate_size`` 2x ``hidden``);
+    ``config``: further config fields (``{"fuse_swiglu": True}``)."""
     model_cls, config_cls, extra, dropout_keys = FAMILIES[family]
     try:
         with warnings.catch_warnings():
@@ -60,7 +62,7 @@ def causal_lm(family: str, *, vocab: int, hidden: int, heads: int, kv_heads: int
         num_attention_heads=heads, num_key_value_heads=kv_heads, head_dim=hidden // heads,
         max_position_embeddings=positions, tie_word_embeddings=False, fuse_rms_norm=False,
         use_flash_attention=False, use_cache=False, return_dict=return_dict,
-        **{k: dropout for k in dropout_keys}, **extra)
+        **{k: dropout for k in dropout_keys}, **{**extra, **(config or {})})
     if seed is not None:
         paddle.seed(seed)
     return getattr(modeling, model_cls)(config)

@@ -14,6 +14,12 @@
 * ``"none"``: undo a preset (the block's own ``forward`` again); the same as ``remove()`` on
   the handle the preset returned.
 
+Paddle's fused kernels are answered by kind (``policies.FUSED_OPS``): ``"core_attn"``
+recomputes the fused attention kernels (``flash_attn``, ``flashmask_attention``...), the
+fused masked softmax and RoPE, and keeps fused norms, ``swiglu`` and ``fused_gemm_epilogue``;
+``"selective"`` keeps the fused attention kernels (their output is scores·V) and
+``fused_gemm_epilogue``, and recomputes fused norms, ``swiglu``, the masked softmax and RoPE.
+
 The block's (or sublayer's) ``forward`` is replaced on the instance, so parameter names,
 ``state_dict`` keys and hooks registered on the layer are unchanged.
 """

@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .fused_ops import FUSED_OPS, fused_kind
+
 __all__ = [
     "ELEMENTWISE_OPS", "MATMUL_OPS", "OFFLOAD", "RECOMPUTE", "SAVE", "Offload", "PolicyInfo",
     "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
@@ -29,14 +31,19 @@ SAVE = True
 RECOMPUTE = False
 OFFLOAD = Offload()
 
-# Operators with a weight-sized contraction: expensive to recompute per byte kept.
+# Operators with a weight-sized contraction: expensive to recompute per byte kept (with the
+# fused kernels of kind "matmul": NOTE [ Fused operators ] in fused_ops.py).
 MATMUL_OPS = frozenset({
-    "matmul", "linear", "bmm", "mm", "mv", "addmm", "einsum", "fused_gemm_epilogue",
+    "matmul", "linear", "bmm", "mm", "mv", "addmm", "einsum",
     "conv1d", "conv2d", "conv3d", "depthwise_conv2d", "conv2d_transpose", "conv3d_transpose",
     "depthwise_conv2d_transpose",
-})
-# Attention core beside its batched matmuls (Megatron's "core attention").
-_ATTENTION_CORE_OPS = frozenset({"softmax", "softmax_", "dropout", "dropout_"})
+}) | frozenset(name for name, op in FUSED_OPS.items() if op.kind == "matmul")
+# Attention core beside its batched matmuls (Megatron's "core attention"), and the fused
+# kernels of kinds "attention_core" and "softmax".
+_ATTENTION_CORE_OPS = frozenset({"softmax", "softmax_", "dropout", "dropout_"}) | frozenset(
+    name for name, op in FUSED_OPS.items() if op.kind in ("attention_core", "softmax"))
+# Fused kernels whose output is scores·V: kept where scores·V is.
+_FUSED_ATTENTION = frozenset(name for name, op in FUSED_OPS.items() if op.kind == "attention_core")
 # The kernels Tensor operators run (NOTE [ Tensor operators ]): memory-bound, so the cheapest
 # bytes to recompute; in attention they scale and mask the scores.
 ELEMENTWISE_OPS = frozenset({
@@ -103,8 +110,11 @@ def _is_batched_matmul(info: PolicyInfo) -> bool:
 
 
 def save_matmuls(info: PolicyInfo) -> bool:
-    """Keep matmul/linear/conv/bmm/einsum outputs: the FLOPs live there, the bytes elsewhere."""
-    return info.op in MATMUL_OPS
+    """Keep matmul/linear/conv/bmm/einsum outputs: the FLOPs live there, the bytes elsewhere.
+
+    A fused attention kernel (``flash_attn``...) is kept too: its output is scores·V.
+    """
+    return info.op in MATMUL_OPS or info.op in _FUSED_ATTENTION
 
 
 def save_matmuls_no_batch(info: PolicyInfo) -> bool:
@@ -122,6 +132,8 @@ def save_matmuls_except_scores(info: PolicyInfo) -> bool:
     With :func:`save_dropout_masks` it is the transformer policy that recomputes least per
     byte freed: :func:`save_matmuls_except_scores_and_masks`.
     """
+    if info.op in _FUSED_ATTENTION:
+        return True  # its output is scores·V, the size of V
     if info.op not in MATMUL_OPS:
         return False
     if not _is_batched_matmul(info):
@@ -151,9 +163,12 @@ def save_all_but_attention_core(info: PolicyInfo) -> bool:
     With them the elementwise arithmetic (:data:`ELEMENTWISE_OPS`: ``x * scale``,
     ``scores + mask``, RoPE's products, indexing) reruns too: keeping it would hold the
     scaled and masked scores, which no backward needs, and it is the cheapest work to redo.
+    Fused kernels answer by kind: attention kernels (``flash_attn``...), the masked softmax
+    and elementwise ones (RoPE, dropout plus residual) rerun; norms, activations and matmuls
+    are kept (NOTE [ Fused operators ] in ``fused_ops.py``).
     """
     return (info.op not in _ATTENTION_CORE_OPS and info.op not in ELEMENTWISE_OPS
-            and not _is_batched_matmul(info))
+            and fused_kind(info.op) != "elementwise" and not _is_batched_matmul(info))
 
 
 def recompute_all(info: PolicyInfo) -> bool:
