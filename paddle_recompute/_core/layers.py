@@ -13,6 +13,8 @@ import functools
 import paddle
 from paddle import nn
 
+from .identity import ALIAS_OF
+
 __all__ = [
     "find_roots", "register_stateful_layer", "walk", "freeze_buffers", "restore_buffers",
     "layer_call_params", "ParamAliases",
@@ -187,6 +189,7 @@ class ParamAliases:
         if alias is None:
             alias = p.detach()
             alias.stop_gradient = False
+            setattr(alias, ALIAS_OF, p.__dict__.get(ALIAS_OF, p))  # nested regions: the parameter
             self.aliases[id(p)] = alias
         return alias
 

@@ -73,6 +73,7 @@ from .amp import grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .debug import format_traces, op_label
 from .errors import RecomputeError, retains_graph
+from .identity import Itself, detached, keeps_identity
 from .offload import to_host, to_place
 from .state import ForwardState
 from .stop import Stoppable
@@ -108,6 +109,10 @@ class _Discarded:
 
 
 _DISCARDED = _Discarded()
+
+
+def _no_rerun():
+    return None  # stands in for the weak reference of a slot no rerun needs
 _NO_CONTEXT = contextlib.nullcontext()
 
 
@@ -177,8 +182,12 @@ class Frame:
         """``tensors`` are held until backward anyway (``no_recompute``'s outputs)."""
 
     def pack(self, tensor):
-        handle = Handle(self, len(self.refs))
-        self.refs.append(weakref.ref(handle))
+        if keeps_identity(tensor):  # NOTE [ Saved leaves ]: a parameter comes back as itself
+            handle = Itself(tensor)
+            self.refs.append(_no_rerun)
+        else:
+            handle = Handle(self, len(self.refs))
+            self.refs.append(weakref.ref(handle))
         if self.check:
             self.meta.append(tensor_meta(tensor))
         if self.trace is not None:
@@ -279,7 +288,7 @@ class Recomputation:
             if meta != frame.meta[index]:
                 check_same(_API, "saved tensor", index, frame.meta[index], meta, self.trace_text(index))
         if index in self.needed:
-            frame.storage[index] = tensor.detach()
+            frame.storage[index] = detached(tensor)
         if index == self.last:
             self.stopper.stop()
         return _DISCARDED

@@ -52,6 +52,7 @@ from .._core import tree
 from .._core.check import tensor_meta as _meta
 from .._core.debug import op_label as _label
 from .._core.errors import RecomputeError
+from .._core.identity import detached, keeps_identity
 from .._core.nonreentrant import Frame, clock
 from .._core.offload import to_host
 from .._core.rng import RngState
@@ -212,11 +213,12 @@ class PolicyFrame(Frame):
     def _keep_slot(self, index: int, tensor, handle) -> bool:
         """Let ``handle`` carry ``tensor`` if its buffer is kept anyway; True when it does."""
         ptr = tensor.data_ptr()
-        if tensor.persistable or ptr in self.kept_ptrs:
-            handle.value = tensor.detach()  # never the tensor itself: see NOTE [ No cycles ]
-            if not tensor.persistable:
-                self.kept_slot(tensor)
-                self.letgo.slot_kept(tensor)
+        if keeps_identity(tensor):  # the object itself: NOTE [ Saved leaves ]
+            handle.value = tensor
+        elif ptr in self.kept_ptrs:
+            handle.value = detached(tensor)  # never the tensor itself: see NOTE [ No cycles ]
+            self.kept_slot(tensor)
+            self.letgo.slot_kept(tensor)
         elif ptr in self.offloaded and self.offloaded[ptr].alive():
             # Only while the offloaded output's own object lives: then its buffer does,
             # and ``ptr`` cannot belong to another tensor.
@@ -321,7 +323,7 @@ class PolicyFrame(Frame):
             if j is not None:
                 slots.append(FromInput(j))
             elif all_kept:  # an internal result (layer_norm's mean): keep it too,
-                handle.value = tensor.detach()  # so the operator can be skipped
+                handle.value = detached(tensor)  # so the operator can be skipped
                 self.kept_slot(tensor)
                 self.refs[index] = dead
                 slots.append(KEPT)
