@@ -60,7 +60,7 @@ from . import dropout_replay
 from .letgo import LetGo
 from .liveness import Lineage, dead_ops
 from .oprecord import INTERNAL, KEPT, FromInput, FromOutput, Inputs, KeepHandle, OpRecord, dead, position
-from .policies import Offload, PolicyInfo, keeps_everything, names_of
+from .policies import Offload, PolicyInfo, answer_of, keeps_everything, names_of
 from .rerun import PolicyRecomputation
 
 __all__ = ["PolicyFrame", "Offloaded", "ESCAPED_MESSAGE"]
@@ -257,7 +257,8 @@ class PolicyFrame(Frame):
         op.versions = [t._inplace_version() for t in leaves]
         op.input_shapes = tuple(tuple(t.shape) for t in inputs())
         for i, t in enumerate(leaves):
-            answer = self.policy(PolicyInfo(name, None, i, t, op.input_shapes, len(self.ops) - 1))
+            info = PolicyInfo(name, None, i, t, op.input_shapes, len(self.ops) - 1)
+            answer = answer_of(self.policy, info)
             if answer:
                 self._hold(op, i, t, answer)
         if name == "dropout" and self.state.rng is not None and op.held[0] is None:
@@ -296,7 +297,8 @@ class PolicyFrame(Frame):
         mask = next((t for _, t, _ in op.pending if t.dtype == paddle.uint8), None)
         if mask is None:
             return
-        answer = self.policy(PolicyInfo(op.name, None, 1, mask, op.input_shapes, len(self.ops) - 1))
+        info = PolicyInfo(op.name, None, 1, mask, op.input_shapes, len(self.ops) - 1)
+        answer = answer_of(self.policy, info)
         remake = dropout_replay.plan(*call, out) if answer else None
         if remake is None:  # not wanted, or no formula matches this kernel bit for bit
             return
@@ -339,12 +341,12 @@ class PolicyFrame(Frame):
         for op in reversed(self.ops):
             for i, ref in enumerate(op.out_refs):
                 if ref() is tensor:
-                    answer = self.policy(PolicyInfo(op.name, name, i, tensor, op.input_shapes))
+                    answer = answer_of(self.policy, PolicyInfo(op.name, name, i, tensor, op.input_shapes))
                     if answer and op.held[i] is None:
                         self._hold(op, i, tensor, answer)
                         self._upgrade_slots(op, i)
                     return
-        answer = self.policy(PolicyInfo("unknown", name, 0, tensor, ()))
+        answer = answer_of(self.policy, PolicyInfo("unknown", name, 0, tensor, ()))
         if isinstance(answer, Offload):  # produced outside _C_ops: kept, its producer reruns
             self.offloaded[tensor.data_ptr()] = Offloaded(to_host(tensor), tensor, None)
         elif answer:
