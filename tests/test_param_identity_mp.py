@@ -24,7 +24,10 @@ def runs(tmp_path_factory):
     return out_dir
 
 
-@pytest.mark.parametrize("region", ["reentrant", "non_reentrant", "policy", "hybrid", "hybrid_partition_offload"])
+REGIONS = ["reentrant", "non_reentrant", "policy", "hybrid", "hybrid_partition_offload"]
+
+
+@pytest.mark.parametrize("region", REGIONS)
 def test_tensor_parallel_main_grad_equals_no_recompute(runs, region):
     for rank in RANKS:
         got = _spawn.load(runs, region, rank)
