@@ -79,11 +79,27 @@ class Block(nn.Layer):
         return x + self.down(h)
 
 
-class Net(nn.Layer):
+class SPBlock(Block):
+    """A Block with a LayerNorm marked as a sequence-parallel parameter: Paddle's hooks
+    all-reduce its gradient over the model-parallel group every ``MICRO`` backwards."""
+
     def __init__(self):
         super().__init__()
+        from paddle.distributed.fleet.utils.sequence_parallel_utils import mark_as_sequence_parallel_parameter
+
+        self.norm = nn.LayerNorm(WIDTH)
+        mark_as_sequence_parallel_parameter(self.norm.weight)
+        mark_as_sequence_parallel_parameter(self.norm.bias)
+
+    def forward(self, x):
+        return super().forward(self.norm(x))
+
+
+class Net(nn.Layer):
+    def __init__(self, block=Block):
+        super().__init__()
         self.embed = nn.Linear(WIDTH, WIDTH)  # Paddle's layer needs an input with a gradient
-        self.blocks = nn.LayerList([Block(), Block()])
+        self.blocks = nn.LayerList([block(), block()])
         self.head = nn.Linear(WIDTH, 1)
 
     def forward(self, x, region):
@@ -93,22 +109,27 @@ class Net(nn.Layer):
         return self.head(x)
 
 
-def batches():
-    rs = np.random.RandomState(3)
+def batches(seed=3):
+    rs = np.random.RandomState(seed)
     return [paddle.to_tensor(rs.uniform(-1, 1, size=(BATCH, WIDTH)).astype("float32"))
             for _ in range(STEPS * MICRO)]
 
 
-def train(region) -> dict:
+def train(region, sequence_parallel=False) -> dict:
     from paddle.distributed.fleet.meta_parallel import model_parallel_random_seed
     from paddle.distributed.fleet.utils.mix_precision_utils import MixPrecisionLayer, MixPrecisionOptimizer
 
     model_parallel_random_seed(2024)
-    net = Net()
+    net = Net(SPBlock if sequence_parallel else Block)
     model = MixPrecisionLayer(net, dtype="float16")  # the wrapper only: parameters stay float32
     opt = MixPrecisionOptimizer(paddle.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters()))
     SEEN.update(main_grad=0, no_main_grad=0)
     data = batches()
+    if sequence_parallel:  # each rank its own part of the sequence
+        from paddle.distributed.fleet.utils import sequence_parallel_utils as sp
+
+        sp.register_sequence_parallel_allreduce_hooks(net, MICRO, False)
+        data = batches(3 + paddle.distributed.get_rank())
     losses, grads = [], {}
     for step in range(STEPS):
         for micro in range(MICRO):
@@ -157,5 +178,9 @@ def worker(out_dir: str) -> None:
     paddle._C_ops.fused_linear_param_grad_add = fused_linear_param_grad_add
     mp_layers.is_fused_linear_param_grad_add_supported = lambda: True  # a CUDA-build check
     scenarios = [("plain", lambda: train(plain))]
-    scenarios += [(name, lambda r=r: train(r)) for name, r in regions(hcg.get_model_parallel_group()).items()]
+    group = hcg.get_model_parallel_group()
+    scenarios += [(name, lambda r=r: train(r)) for name, r in regions(group).items()]
+    scenarios.append(("sp-plain", lambda: train(plain, sequence_parallel=True)))
+    scenarios += [(f"sp-{name}", lambda r=r: train(r, sequence_parallel=True))
+                  for name, r in regions(group).items()]
     _spawn.run_scenarios(out_dir, scenarios)

@@ -42,3 +42,20 @@ def test_tensor_parallel_main_grad_equals_no_recompute(runs, region):
         assert got["seen"].tolist() == [n, 0], f"rank {rank}: PyLayers saw the weight without main_grad"
         np.testing.assert_array_equal(got["calls"], 2 * plain["calls"])  # each block reran once
         assert len(set(plain["losses"].ravel())) == worker.STEPS * worker.MICRO  # it trained
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_sequence_parallel_gradient_hooks(runs, region):
+    """LayerNorm weights marked ``sequence_parallel``: Paddle's hooks all-reduce their
+    ``main_grad`` over the group once per ``MICRO`` backwards, in every region kind."""
+    for rank in RANKS:
+        got = _spawn.load(runs, f"sp-{region}", rank)
+        plain = _spawn.load(runs, "sp-plain", rank)
+        assert got.keys() == plain.keys()
+        for key in plain:
+            if key != "calls":
+                np.testing.assert_array_equal(got[key], plain[key], err_msg=f"rank {rank}: {key}")
+    norm = [_spawn.load(runs, f"sp-{region}", r)["main_grad_blocks_0_norm_weight"] for r in RANKS]
+    np.testing.assert_array_equal(norm[0], norm[1])  # the hooks all-reduced them
+    other = [_spawn.load(runs, f"sp-{region}", r)["main_grad_embed_weight"] for r in RANKS]
+    assert not np.array_equal(other[0], other[1])  # the ranks saw different data

@@ -14,7 +14,9 @@ a gradient as the very object it was given, and never recomputes or copies it:
 * it cannot form the cycle of NOTE [ No cycles ] in ``hooks.py``: a leaf's grad node is
   its accumulation node, which holds no saver;
 * the slot still counts in a rerun (the k-th saved tensor stays the k-th), but no rerun
-  needs it.
+  needs it; a rerun runs with each such leaf's ``stop_gradient`` as it was in the forward
+  (``FlagsReplayed`` in ``nonreentrant.py``), so freezing a layer between a forward and
+  its backward changes neither what the rerun saves nor the gradient Paddle gives it.
 
 Paddle hands a pack hook the object a ``PyLayer`` passed to ``save_for_backward``, and a
 new wrapper (same buffer and leaf flag) for what a C++ operator saves: only the first has

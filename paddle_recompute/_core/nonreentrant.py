@@ -28,8 +28,9 @@ overrides only these:
 * ``Recomputation.pack(tensor)``: what a rerun does with the k-th saved tensor.
 
 Fields subclasses use: ``leaves`` (the flattened inputs), ``refs`` (weak references to the
-handles, by index), ``storage`` (rerun values by index), ``state`` (``ForwardState``),
-``check``, ``kept`` (``no_recompute`` records), ``early_stop``, and ``meta``, ``trace``,
+handles, by index), ``leaf_flags`` (the saved leaves kept as themselves, with their
+``stop_gradient`` at forward: NOTE [ Saved leaves ] in ``identity.py``), ``storage``
+(rerun values by index), ``state`` (``ForwardState``), ``check``, ``kept`` (``no_recompute`` records), ``early_stop``, and ``meta``, ``trace``,
 ``last_pack_ns``, which an overriding ``pack`` keeps up as ``Frame.pack`` does (with
 :data:`clock`); a ``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops
 at), ``count``, ``stopper``, ``trace`` and ``kept_index``.
@@ -133,6 +134,7 @@ class Frame:
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
         "early_stop", "check", "last_pack_ns", "end_ns", "trace", "recompute_context", "kept",
+        "leaf_flags",
     )
 
     def __init__(self, function, args, kwargs, *, state, offload=(), check=True, debug=False,
@@ -153,6 +155,7 @@ class Frame:
         self.trace = [] if debug else None
         self.recompute_context = recompute_context
         self.kept = None
+        self.leaf_flags = []
 
     def observing(self):
         """Context of the forward, or None (a policy frame observes operators)."""
@@ -177,6 +180,7 @@ class Frame:
         self.leaves = None
         self.host = {}
         self.kept = None
+        self.leaf_flags = []
 
     def hold(self, tensors) -> None:
         """``tensors`` are held until backward anyway (``no_recompute``'s outputs)."""
@@ -185,6 +189,7 @@ class Frame:
         if keeps_identity(tensor):  # NOTE [ Saved leaves ]: a parameter comes back as itself
             handle = Itself(tensor)
             self.refs.append(_no_rerun)
+            self.leaf_flags.append((tensor, tensor.stop_gradient))
         else:
             handle = Handle(self, len(self.refs))
             self.refs.append(weakref.ref(handle))
@@ -237,7 +242,7 @@ class Frame:
                 f"(saved tensors {sorted(needed)[:8]}); please report this with the model")
         rec = self.recomputation(needed)
         args, kwargs = self._inputs()
-        with self.state.replayed():
+        with self.state.replayed(), FlagsReplayed(self.leaf_flags):
             if self.recompute_context is None:
                 _run_pushed(rec, rec.stopper.run, (self.function, args, kwargs), {})
             else:
@@ -292,6 +297,30 @@ class Recomputation:
         if index == self.last:
             self.stopper.stop()
         return _DISCARDED
+
+
+class FlagsReplayed:
+    """Context manager: the saved leaves have their forward's ``stop_gradient`` in the body.
+
+    A layer frozen between a forward and its backward (LoRA-style fine-tuning) gets its
+    gradient from this backward without recompute, as Paddle computes it; a rerun with the
+    layer frozen would save fewer tensors than the forward did (NOTE [ Saved leaves ]).
+    """
+
+    __slots__ = ("flags", "changed")
+
+    def __init__(self, flags: list):
+        self.flags = flags
+        self.changed = ()
+
+    def __enter__(self) -> None:
+        self.changed = [(t, flag) for t, flag in self.flags if t.stop_gradient != flag]
+        for t, flag in self.changed:
+            t.stop_gradient = flag
+
+    def __exit__(self, *exc: object) -> None:
+        for t, flag in self.changed:
+            t.stop_gradient = not flag
 
 
 def rerunning() -> bool:

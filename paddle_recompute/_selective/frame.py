@@ -215,6 +215,7 @@ class PolicyFrame(Frame):
         ptr = tensor.data_ptr()
         if keeps_identity(tensor):  # the object itself: NOTE [ Saved leaves ]
             handle.value = tensor
+            self.leaf_flags.append((tensor, tensor.stop_gradient))
         elif ptr in self.kept_ptrs:
             handle.value = detached(tensor)  # never the tensor itself: see NOTE [ No cycles ]
             self.kept_slot(tensor)
