@@ -30,10 +30,11 @@ overrides only these:
 Fields subclasses use: ``leaves`` (the flattened inputs), ``refs`` (weak references to the
 handles, by index), ``leaf_flags`` (the saved leaves kept as themselves, with their
 ``stop_gradient`` at forward: NOTE [ Saved leaves ] in ``identity.py``), ``storage``
-(rerun values by index), ``state`` (``ForwardState``), ``check``, ``kept`` (``no_recompute`` records), ``early_stop``, and ``meta``, ``trace``,
-``last_pack_ns``, which an overriding ``pack`` keeps up as ``Frame.pack`` does (with
-:data:`clock`); a ``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops
-at), ``count``, ``stopper``, ``trace`` and ``kept_index``.
+(rerun values by index), ``state`` (``ForwardState``), ``check``, ``kept``
+(``no_recompute`` records), ``early_stop``, and ``meta``, ``trace``, ``last_pack_ns``,
+which an overriding ``pack`` keeps up as ``Frame.pack`` does (with :data:`clock`); a
+``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops at), ``count``,
+``stopper``, ``trace`` and ``kept_index``.
 
 NOTE [ Inputs only for a rerun ]: a frame holds its inputs (``leaves``) for the rerun, and
 the handles that Paddle's graph keeps hold the frame until the graph dies, which in a
