@@ -11,6 +11,9 @@ output of every operator called inside the region (see NOTE [ Selective recomput
 * ``False`` (:data:`RECOMPUTE`): free it; recompute it in backward if needed.
 * :data:`OFFLOAD`: keep it, but on the host until backward (pinned memory on GPU).
 
+Any other answer (a string, ``None``, a number, a tensor, a numpy bool) raises
+``TypeError`` naming the policy and what it returned; return ``bool(...)`` of a condition.
+
 Dropout is also asked about its mask (``op="dropout"``, ``output_index=1``, uint8: Paddle's
 intermediate output, saved for backward) when its output is not kept.  Keeping the mask
 alone lets the recomputation rebuild the output from it instead of drawing the random
@@ -21,7 +24,8 @@ Operators are seen where Python enters them: ``paddle._C_ops`` (every ``paddle.*
 observed on ``paddle.Tensor`` itself: ``x @ y`` is ``"matmul"``, ``x + y`` ``"add"``,
 ``x * y`` ``"multiply"``, ``x * 0.5`` or ``x + 1`` ``"scale"``, ``x[i]`` ``"getitem"``
 (NOTE [ Tensor operators ] in ``_core/tensor_methods.py``).  Region inputs and parameters
-saved for backward are always kept (they are alive anyway).
+saved for backward are always kept (they are alive anyway); parameters and other leaves
+that need a gradient come back to backward as themselves.
 
 Paddle's fused kernels (``flash_attn``, ``swiglu``, ``fused_rms_norm_ext``,
 ``fused_gemm_epilogue`` ...) are in :data:`FUSED_OPS` with their kind (``"matmul"``,

@@ -326,7 +326,8 @@ def test_a_user_catches_recompute_error_raised_in_backward(use_reentrant, entry)
         return fc(h if calls["n"] == 1 else h[:1])
 
     x = leaf(2, 3)
-    loss = paddle_recompute.recompute(changes, x, use_reentrant=use_reentrant).sum()
+    # x * 1: not a leaf, so the rerun must give it back (a leaf would stay itself)
+    loss = paddle_recompute.recompute(changes, x * 1, use_reentrant=use_reentrant).sum()
     caught = None
     try:
         if entry == "Tensor.backward":

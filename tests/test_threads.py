@@ -138,7 +138,7 @@ def test_recompute_error_in_one_thread_leaves_the_other_exact(use_reentrant):
         return lin(h if calls["n"] == 1 else h[:2])
 
     def failing():
-        x = _batch(2)
+        x = _batch(2) * 1  # not a leaf: a leaf would stay itself and need no rerun (NOTE [ Saved leaves ])
         with pytest.raises(pr.RecomputeError):
             pr.recompute(changes_on_rerun, x, use_reentrant=use_reentrant).sum().backward()
         return True
@@ -227,7 +227,8 @@ def test_a_raw_pair_in_one_thread_packs_that_threads_saves_only():
 
     def thread_b():
         a_entered.wait(120)
-        pr.recompute(region, _batch(6), use_reentrant=False).sum().backward()
+        # _batch(6) * 1: not a leaf, which would stay itself and need no rerun
+        pr.recompute(region, _batch(6) * 1, use_reentrant=False).sum().backward()
         return True
 
     alone = []

@@ -48,6 +48,7 @@ from paddle.base import core
 from . import errors
 from .amp import set_grad_enabled
 from .errors import RecomputeError, retains_graph
+from .identity import detached, keeps_identity
 from .plain_saves import Plain, spent
 
 __all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "top", "UserFrame",
@@ -208,13 +209,15 @@ class Kept:
     that node is the saver, a cycle through C++ that Python's collector cannot see, and
     the node with every tensor it saved would leak each step.  So handles hold detached
     views (same buffer, no autograd meta).  Once unpacked it lets go of the tensor unless the
-    backward retains the graph (NOTE [ Plain saves ] in ``plain_saves.py``).
+    backward retains the graph (NOTE [ Plain saves ] in ``plain_saves.py``).  A parameter
+    or a leaf that needs a gradient is kept as itself (NOTE [ Saved leaves ] in
+    ``identity.py``): a leaf's grad node holds no saver.
     """
 
     __slots__ = ("tensor",)
 
     def __init__(self, tensor):
-        self.tensor = tensor.detach()
+        self.tensor = tensor if keeps_identity(tensor) else detached(tensor)
 
     def unpack(self):
         tensor = self.tensor

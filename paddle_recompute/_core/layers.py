@@ -13,6 +13,8 @@ import functools
 import paddle
 from paddle import nn
 
+from .identity import ALIAS_OF
+
 __all__ = [
     "find_roots", "register_stateful_layer", "walk", "freeze_buffers", "restore_buffers",
     "layer_call_params", "ParamAliases",
@@ -156,6 +158,19 @@ def restore_buffers(saved: list) -> None:
         table[name] = original
 
 
+def _carry_attributes(alias, p) -> None:
+    """What Python reads on a parameter, read on its alias alike: its attributes
+    (``is_distributed``, ``need_clip``, ``optimize_attr``, ``sequence_parallel``,
+    ``main_grad``, a user's own), ``name``, ``trainable``, and the parameter itself for a ``PyLayer``
+    that saves the alias (NOTE [ Saved leaves ] in ``identity.py``; nested regions: the
+    outermost).  Writes stay on the alias; a ``PyLayer``'s backward writes on the parameter."""
+    alias.name = p.name
+    attributes = alias.__dict__
+    attributes.update(p.__dict__)
+    attributes["trainable"] = not p.stop_gradient
+    attributes[ALIAS_OF] = p.__dict__.get(ALIAS_OF, p)
+
+
 class ParamAliases:
     """Context manager: ``layers`` see detached leaves instead of ``params``.
 
@@ -187,6 +202,7 @@ class ParamAliases:
         if alias is None:
             alias = p.detach()
             alias.stop_gradient = False
+            _carry_attributes(alias, p)
             self.aliases[id(p)] = alias
         return alias
 

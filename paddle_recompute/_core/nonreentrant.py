@@ -28,11 +28,13 @@ overrides only these:
 * ``Recomputation.pack(tensor)``: what a rerun does with the k-th saved tensor.
 
 Fields subclasses use: ``leaves`` (the flattened inputs), ``refs`` (weak references to the
-handles, by index), ``storage`` (rerun values by index), ``state`` (``ForwardState``),
-``check``, ``kept`` (``no_recompute`` records), ``early_stop``, and ``meta``, ``trace``,
-``last_pack_ns``, which an overriding ``pack`` keeps up as ``Frame.pack`` does (with
-:data:`clock`); a ``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops
-at), ``count``, ``stopper``, ``trace`` and ``kept_index``.
+handles, by index), ``leaf_flags`` (the saved leaves kept as themselves, with their
+``stop_gradient`` at forward: NOTE [ Saved leaves ] in ``identity.py``), ``storage``
+(rerun values by index), ``state`` (``ForwardState``), ``check``, ``kept``
+(``no_recompute`` records), ``early_stop``, and ``meta``, ``trace``, ``last_pack_ns``,
+which an overriding ``pack`` keeps up as ``Frame.pack`` does (with :data:`clock`); a
+``Recomputation`` has ``frame``, ``needed``, ``last`` (the index it stops at), ``count``,
+``stopper``, ``trace`` and ``kept_index``.
 
 NOTE [ Inputs only for a rerun ]: a frame holds its inputs (``leaves``) for the rerun, and
 the handles that Paddle's graph keeps hold the frame until the graph dies, which in a
@@ -73,6 +75,7 @@ from .amp import grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .debug import format_traces, op_label
 from .errors import RecomputeError, retains_graph
+from .identity import Itself, detached, keeps_identity
 from .offload import to_host, to_place
 from .state import ForwardState
 from .stop import Stoppable
@@ -108,6 +111,10 @@ class _Discarded:
 
 
 _DISCARDED = _Discarded()
+
+
+def _no_rerun():
+    return None  # stands in for the weak reference of a slot no rerun needs
 _NO_CONTEXT = contextlib.nullcontext()
 
 
@@ -128,6 +135,7 @@ class Frame:
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
         "early_stop", "check", "last_pack_ns", "end_ns", "trace", "recompute_context", "kept",
+        "leaf_flags",
     )
 
     def __init__(self, function, args, kwargs, *, state, offload=(), check=True, debug=False,
@@ -148,6 +156,7 @@ class Frame:
         self.trace = [] if debug else None
         self.recompute_context = recompute_context
         self.kept = None
+        self.leaf_flags = []
 
     def observing(self):
         """Context of the forward, or None (a policy frame observes operators)."""
@@ -172,13 +181,19 @@ class Frame:
         self.leaves = None
         self.host = {}
         self.kept = None
+        self.leaf_flags = []
 
     def hold(self, tensors) -> None:
         """``tensors`` are held until backward anyway (``no_recompute``'s outputs)."""
 
     def pack(self, tensor):
-        handle = Handle(self, len(self.refs))
-        self.refs.append(weakref.ref(handle))
+        if keeps_identity(tensor):  # NOTE [ Saved leaves ]: a parameter comes back as itself
+            handle = Itself(tensor)
+            self.refs.append(_no_rerun)
+            self.leaf_flags.append((tensor, tensor.stop_gradient))
+        else:
+            handle = Handle(self, len(self.refs))
+            self.refs.append(weakref.ref(handle))
         if self.check:
             self.meta.append(tensor_meta(tensor))
         if self.trace is not None:
@@ -228,7 +243,7 @@ class Frame:
                 f"(saved tensors {sorted(needed)[:8]}); please report this with the model")
         rec = self.recomputation(needed)
         args, kwargs = self._inputs()
-        with self.state.replayed():
+        with self.state.replayed(), FlagsReplayed(self.leaf_flags):
             if self.recompute_context is None:
                 _run_pushed(rec, rec.stopper.run, (self.function, args, kwargs), {})
             else:
@@ -279,10 +294,34 @@ class Recomputation:
             if meta != frame.meta[index]:
                 check_same(_API, "saved tensor", index, frame.meta[index], meta, self.trace_text(index))
         if index in self.needed:
-            frame.storage[index] = tensor.detach()
+            frame.storage[index] = detached(tensor)
         if index == self.last:
             self.stopper.stop()
         return _DISCARDED
+
+
+class FlagsReplayed:
+    """Context manager: the saved leaves have their forward's ``stop_gradient`` in the body.
+
+    A layer frozen between a forward and its backward (LoRA-style fine-tuning) gets its
+    gradient from this backward without recompute, as Paddle computes it; a rerun with the
+    layer frozen would save fewer tensors than the forward did (NOTE [ Saved leaves ]).
+    """
+
+    __slots__ = ("flags", "changed")
+
+    def __init__(self, flags: list):
+        self.flags = flags
+        self.changed = ()
+
+    def __enter__(self) -> None:
+        self.changed = [(t, flag) for t, flag in self.flags if t.stop_gradient != flag]
+        for t, flag in self.changed:
+            t.stop_gradient = flag
+
+    def __exit__(self, *exc: object) -> None:
+        for t, flag in self.changed:
+            t.stop_gradient = not flag
 
 
 def rerunning() -> bool:

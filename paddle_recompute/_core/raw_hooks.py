@@ -29,6 +29,7 @@ import paddle
 from paddle.autograd.py_layer import PyLayerContext
 
 from . import hooks
+from .identity import unaliased
 
 __all__ = ["install", "uninstall"]
 
@@ -52,6 +53,7 @@ def _exit(self, *exc: object) -> None:
 
 
 def _save_for_backward(self, *tensors) -> None:
+    tensors = unaliased(tensors)  # a reentrant rerun's PyLayer saves the parameters themselves
     if hooks.top() is None:  # no frame in this thread: plain Paddle's container, untouched
         self.__dict__[_SAVED_ATTR] = tensors
     else:

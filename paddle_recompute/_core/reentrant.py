@@ -53,6 +53,7 @@ from . import errors, tree
 from .amp import amp_disabled, grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .errors import RecomputeError
+from .identity import ALIAS_OF, aliasing
 from .layers import ParamAliases, layer_call_params
 from .offload import HostCopy, Stash, path_marker, to_host
 from .state import ForwardState
@@ -63,6 +64,7 @@ _API = "recompute(use_reentrant=True)"
 _GRAD_CODE = inspect.unwrap(_dygraph_base.grad).__code__
 _NO_CONTEXT = contextlib.nullcontext()
 _NOTHING_STASHED: frozenset = frozenset()
+_ALIASING = aliasing()  # PyLayers of the rerun save parameters, not aliases (NOTE [ Saved leaves ])
 # What ``Tensor.is_floating_point()`` accepts, as a set (that method costs ~1.5 µs a call).
 _FLOAT_DTYPES = frozenset((paddle.float16, paddle.bfloat16, paddle.float32, paddle.float64))
 _READY_BEFORE = (
@@ -93,6 +95,8 @@ class _Call:
                 t = t.restore()
             d = t.detach()
             d.stop_gradient = t.stop_gradient
+            if not d.stop_gradient and t.is_leaf:  # a PyLayer saving it saves ``t``: NOTE [ Saved leaves ]
+                setattr(d, ALIAS_OF, t.__dict__.get(ALIAS_OF, t))
             out.append(d)
         return out
 
@@ -146,7 +150,7 @@ class _RecomputeLayer(PyLayer):
         inputs = frame.detached_inputs()
         args, kwargs = tree.unflatten_call(frame.spec, inputs)
         aliases = ParamAliases(frame.state.layers, frame.params) if frame.params else None
-        with frame.state.replayed(), aliases or _NO_CONTEXT:
+        with frame.state.replayed(), aliases or _NO_CONTEXT, _ALIASING:
             out_tensors, _ = tree.flatten(frame.function(*args, **kwargs))
         if frame.check:
             _check_outputs(frame, out_tensors)

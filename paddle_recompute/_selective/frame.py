@@ -52,6 +52,7 @@ from .._core import tree
 from .._core.check import tensor_meta as _meta
 from .._core.debug import op_label as _label
 from .._core.errors import RecomputeError
+from .._core.identity import detached, keeps_identity
 from .._core.nonreentrant import Frame, clock
 from .._core.offload import to_host
 from .._core.rng import RngState
@@ -59,7 +60,7 @@ from . import dropout_replay
 from .letgo import LetGo
 from .liveness import Lineage, dead_ops
 from .oprecord import INTERNAL, KEPT, FromInput, FromOutput, Inputs, KeepHandle, OpRecord, dead, position
-from .policies import Offload, PolicyInfo, keeps_everything, names_of
+from .policies import Offload, PolicyInfo, answer_of, keeps_everything, names_of
 from .rerun import PolicyRecomputation
 
 __all__ = ["PolicyFrame", "Offloaded", "ESCAPED_MESSAGE"]
@@ -212,11 +213,13 @@ class PolicyFrame(Frame):
     def _keep_slot(self, index: int, tensor, handle) -> bool:
         """Let ``handle`` carry ``tensor`` if its buffer is kept anyway; True when it does."""
         ptr = tensor.data_ptr()
-        if tensor.persistable or ptr in self.kept_ptrs:
-            handle.value = tensor.detach()  # never the tensor itself: see NOTE [ No cycles ]
-            if not tensor.persistable:
-                self.kept_slot(tensor)
-                self.letgo.slot_kept(tensor)
+        if keeps_identity(tensor):  # the object itself: NOTE [ Saved leaves ]
+            handle.value = tensor
+            self.leaf_flags.append((tensor, tensor.stop_gradient))
+        elif ptr in self.kept_ptrs:
+            handle.value = detached(tensor)  # never the tensor itself: see NOTE [ No cycles ]
+            self.kept_slot(tensor)
+            self.letgo.slot_kept(tensor)
         elif ptr in self.offloaded and self.offloaded[ptr].alive():
             # Only while the offloaded output's own object lives: then its buffer does,
             # and ``ptr`` cannot belong to another tensor.
@@ -255,7 +258,8 @@ class PolicyFrame(Frame):
         op.versions = [t._inplace_version() for t in leaves]
         op.input_shapes = tuple(tuple(t.shape) for t in inputs())
         for i, t in enumerate(leaves):
-            answer = self.policy(PolicyInfo(name, None, i, t, op.input_shapes, len(self.ops) - 1))
+            info = PolicyInfo(name, None, i, t, op.input_shapes, len(self.ops) - 1)
+            answer = answer_of(self.policy, info)
             if answer:
                 self._hold(op, i, t, answer)
         if name == "dropout" and self.state.rng is not None and op.held[0] is None:
@@ -294,7 +298,8 @@ class PolicyFrame(Frame):
         mask = next((t for _, t, _ in op.pending if t.dtype == paddle.uint8), None)
         if mask is None:
             return
-        answer = self.policy(PolicyInfo(op.name, None, 1, mask, op.input_shapes, len(self.ops) - 1))
+        info = PolicyInfo(op.name, None, 1, mask, op.input_shapes, len(self.ops) - 1)
+        answer = answer_of(self.policy, info)
         remake = dropout_replay.plan(*call, out) if answer else None
         if remake is None:  # not wanted, or no formula matches this kernel bit for bit
             return
@@ -321,7 +326,7 @@ class PolicyFrame(Frame):
             if j is not None:
                 slots.append(FromInput(j))
             elif all_kept:  # an internal result (layer_norm's mean): keep it too,
-                handle.value = tensor.detach()  # so the operator can be skipped
+                handle.value = detached(tensor)  # so the operator can be skipped
                 self.kept_slot(tensor)
                 self.refs[index] = dead
                 slots.append(KEPT)
@@ -337,12 +342,12 @@ class PolicyFrame(Frame):
         for op in reversed(self.ops):
             for i, ref in enumerate(op.out_refs):
                 if ref() is tensor:
-                    answer = self.policy(PolicyInfo(op.name, name, i, tensor, op.input_shapes))
+                    answer = answer_of(self.policy, PolicyInfo(op.name, name, i, tensor, op.input_shapes))
                     if answer and op.held[i] is None:
                         self._hold(op, i, tensor, answer)
                         self._upgrade_slots(op, i)
                     return
-        answer = self.policy(PolicyInfo("unknown", name, 0, tensor, ()))
+        answer = answer_of(self.policy, PolicyInfo("unknown", name, 0, tensor, ()))
         if isinstance(answer, Offload):  # produced outside _C_ops: kept, its producer reruns
             self.offloaded[tensor.data_ptr()] = Offloaded(to_host(tensor), tensor, None)
         elif answer:

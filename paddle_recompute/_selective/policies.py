@@ -14,7 +14,7 @@ __all__ = [
     "offload", "recompute_all", "save_all", "save_all_but_attention_core", "save_any_of",
     "save_dropout_masks", "save_matmuls", "save_matmuls_except_scores",
     "save_matmuls_except_scores_and_masks", "save_matmuls_no_batch", "save_names", "Policy",
-    "SaveNames", "SaveAnyOf", "Offloading", "names_of", "keeps_everything",
+    "SaveNames", "SaveAnyOf", "Offloading", "names_of", "keeps_everything", "answer_of",
 ]
 
 
@@ -202,7 +202,7 @@ class SaveAnyOf:
 
     def __call__(self, info: PolicyInfo):
         for p in self.policies:
-            answer = p(info)
+            answer = answer_of(p, info)
             if answer:
                 return answer
         return False
@@ -222,7 +222,7 @@ class Offloading:
     policy: Callable
 
     def __call__(self, info: PolicyInfo):
-        return OFFLOAD if self.policy(info) else False
+        return OFFLOAD if answer_of(self.policy, info) else False
 
     @property
     def names(self) -> frozenset:
@@ -230,6 +230,28 @@ class Offloading:
 
     def __repr__(self) -> str:
         return f"policies.offload({_policy_repr(self.policy)})"
+
+
+def answer_of(policy, info: PolicyInfo):
+    """``policy(info)``, which must be True (keep), False (recompute) or ``OFFLOAD``.
+
+    Raises:
+        TypeError: the policy returned anything else (a string, None, a tensor): a truthy
+            one would otherwise be taken as "keep" without a word.
+    """
+    answer = policy(info)
+    if type(answer) is bool or isinstance(answer, Offload):
+        return answer
+    raise TypeError(
+        f"recompute(policy=...): the policy {_policy_repr(policy)} returned {_short(answer)} "
+        f"(a {type(answer).__name__}) for output {info.output_index} of operator '{info.op}'; "
+        f"a policy must return True (keep), False (recompute) or policies.OFFLOAD. "
+        f"Fix: return a bool, e.g. bool(...) of the condition")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def keeps_everything(policy) -> bool:

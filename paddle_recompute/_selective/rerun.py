@@ -15,6 +15,7 @@ from paddle import _C_ops
 
 from .._core import ops as _ops
 from .._core.errors import RecomputeError
+from .._core.identity import detached
 from .._core.nonreentrant import Recomputation
 from .._core.stop import StopRecompute
 from .oprecord import FromInput, Inputs
@@ -143,7 +144,7 @@ class PolicyRecomputation(Recomputation):
             if self.stand_ins and self._stand_in(t):
                 raise RecomputeError(f"{_API}: saved tensor {index} would be a stand-in for an "
                                      f"operator the rerun left out (NOTE [ Dead operators ])")
-            self.frame.storage[index] = t.detach()
+            self.frame.storage[index] = detached(t)
         if index == self.last:
             self.stopper.stop_here()
 

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Iterator
 
 from .._core import hooks as _hooks
+from .._core.identity import keeps_identity
 from .._core.offload import to_host, to_place
 
 __all__ = ["save_on_cpu"]
@@ -46,7 +47,7 @@ class _HostFrame:
         self.count = 0
 
     def pack(self, tensor):
-        if tensor.persistable:
+        if keeps_identity(tensor):  # NOTE [ Saved leaves ] in _core/identity.py
             return _Same(tensor)
         self.count += 1
         return _OnHost(tensor, self.blocking)
