@@ -1,7 +1,7 @@
 """MindSpore compatibility layer: MindSpore model code, recompute calls included, on Paddle.
 
-Use as ``import paddle_recompute.mindspore as mindspore`` (or run an unmodified script with
-``python -m paddle_recompute.mindspore script.py``). See compat/README.md for the API map and
+Use as ``import paddle_mindspore as mindspore`` (or run an unmodified script with
+``python -m paddle_mindspore script.py``). See compat/README.md for the API map and
 every semantic difference.
 """
 

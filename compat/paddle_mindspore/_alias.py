@@ -1,9 +1,9 @@
-"""Opt-in import alias: ``import mindspore`` resolves to ``paddle_recompute.mindspore``.
+"""Opt-in import alias: ``import mindspore`` resolves to ``paddle_mindspore``.
 
-Installed only by the runner (``python -m paddle_recompute.mindspore``) or an explicit
+Installed only by the runner (``python -m paddle_mindspore``) or an explicit
 :func:`install_import_alias` call; without it ``import mindspore`` is untouched, so a real
 MindSpore is never shadowed by accident. ``mindspore.X.Y`` maps to
-``paddle_recompute.mindspore.X.Y``; a submodule the layer does not provide raises
+``paddle_mindspore.X.Y``; a submodule the layer does not provide raises
 ``ModuleNotFoundError`` naming it.
 """
 
@@ -18,7 +18,7 @@ from types import ModuleType
 __all__ = ["install_import_alias", "uninstall_import_alias", "import_alias_installed"]
 
 _ALIAS = "mindspore"
-_TARGET = "paddle_recompute.mindspore"
+_TARGET = "paddle_mindspore"
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -39,7 +39,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         real = _TARGET + fullname[len(_ALIAS):]
         if importlib.util.find_spec(real) is None:
             raise ModuleNotFoundError(
-                f"module {fullname!r} is not provided by paddle_recompute.mindspore (the MindSpore "
+                f"module {fullname!r} is not provided by paddle_mindspore (the MindSpore "
                 f"compatibility layer); see compat/README.md for what it covers", name=fullname)
         return importlib.util.spec_from_loader(fullname, _AliasLoader(real))
 
@@ -61,7 +61,7 @@ def install_import_alias() -> None:
     if existing is not None and existing is not sys.modules.get(_TARGET):
         raise RuntimeError(
             "install_import_alias: a real 'mindspore' is already imported in this process; "
-            "the alias would shadow it. Import paddle_recompute.mindspore explicitly instead.")
+            "the alias would shadow it. Import paddle_mindspore explicitly instead.")
     if not import_alias_installed():
         sys.meta_path.insert(0, _FINDER)
 

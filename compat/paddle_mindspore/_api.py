@@ -7,7 +7,8 @@ from typing import Any
 
 import paddle
 
-from .._core import layers
+from paddle_recompute import extend
+
 from . import _recipes
 from ._cell import make_config
 from ._region import run_region
@@ -35,7 +36,7 @@ def recompute(block: Any, *args: Any, use_reentrant: bool = True, output_recompu
 
     Example:
         >>> import numpy as np
-        >>> import paddle_recompute.mindspore as ms
+        >>> import paddle_mindspore as ms
         >>> conv = ms.nn.Conv2d(2, 2, 2, has_bias=False, weight_init='ones')
         >>> y = ms.recompute(conv, ms.Tensor(np.ones([2, 2, 2, 2], np.float32) * 2))
     """
@@ -48,4 +49,4 @@ def recompute(block: Any, *args: Any, use_reentrant: bool = True, output_recompu
     if not callable(block):
         raise TypeError(f"For 'recompute', the 'block' must be callable, but got {type(block).__name__}.")
     with _recipes.scope():
-        return run_region(block, args, kwargs, config, layers.find_roots(block, args, kwargs))
+        return run_region(block, args, kwargs, config, extend.find_roots(block, args, kwargs))

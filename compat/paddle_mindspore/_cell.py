@@ -75,7 +75,7 @@ class RecomputeMixin:
 
     Example:
         >>> import paddle
-        >>> from paddle_recompute.mindspore import RecomputeMixin
+        >>> from paddle_mindspore import RecomputeMixin
         >>> class Block(RecomputeMixin, paddle.nn.Layer):
         ...     def __init__(self):
         ...         super().__init__()

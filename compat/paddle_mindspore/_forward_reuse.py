@@ -48,7 +48,7 @@ from typing import Any
 
 import paddle
 
-from .._core.hooks import Kept, active_frames, pushed
+from paddle_recompute.extend import Kept, active_frames, pushed
 
 __all__ = ["set_grad", "recorded_call", "take", "own_forward", "Run"]
 

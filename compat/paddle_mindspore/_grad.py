@@ -17,7 +17,8 @@ from typing import Any
 
 import paddle
 
-from .._core import tree
+from paddle_recompute import extend
+
 from . import _recipes
 from ._forward_reuse import Run, own_forward, take
 from ._surface import hooks
@@ -73,8 +74,8 @@ def _differentiated(out: Any, has_aux: bool) -> Any:
 
 def _gradients(targets: Any, requested: list, sens: Any) -> list:
     """The gradient of each requested tensor, None where the targets do not depend on it."""
-    outs = tree.flatten(targets)[0]
-    seeds = [paddle.ones_like(t) for t in outs] if sens is None else tree.flatten(sens)[0]
+    outs = extend.flatten(targets)[0]
+    seeds = [paddle.ones_like(t) for t in outs] if sens is None else extend.flatten(sens)[0]
     if len(seeds) != len(outs):
         raise ValueError(f"For 'grad', the sens must match the outputs: {len(outs)} outputs, "
                          f"{len(seeds)} sens.")
@@ -125,7 +126,7 @@ def _reusable(run: Run, positions: Sequence[int]) -> bool:
 
 
 def _detached(out: Any) -> Any:
-    return tree.map_tensors(lambda t: t.detach(), out)
+    return extend.map_tensors(lambda t: t.detach(), out)
 
 
 def _arrange(input_grads: list, weight_grads: list, grad_position: Any, weights: Any) -> Any:

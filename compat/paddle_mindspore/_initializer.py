@@ -145,7 +145,7 @@ def _resolve(init: Any) -> Initializer:
         cls = _NAMES.get(init.lower())
         if cls is None:
             raise ValueError(
-                f"initializer {init!r} is not provided by paddle_recompute.mindspore; "
+                f"initializer {init!r} is not provided by paddle_mindspore; "
                 f"supported names: {sorted(_NAMES)}"
             )
         return cls()

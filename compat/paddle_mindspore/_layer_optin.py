@@ -4,7 +4,7 @@ For code already ported to ``paddle.nn.Layer`` that still calls ``block.recomput
 here runs at import: Paddle is unchanged until one of these is called.
 
 - per layer: :func:`enable_layer_recompute` swaps one instance's class for a subclass that
-  adds :class:`~paddle_recompute.mindspore._cell.RecomputeMixin`;
+  adds :class:`~paddle_mindspore._cell.RecomputeMixin`;
   :func:`disable_layer_recompute` puts the original class back.
 - process-wide: :func:`install_layer_recompute` adds a ``recompute`` method to
   ``paddle.nn.Layer`` (calling it opts that one layer in, as above);
@@ -56,7 +56,7 @@ def enable_layer_recompute(layer: paddle.nn.Layer) -> paddle.nn.Layer:
 
     Example:
         >>> import paddle
-        >>> from paddle_recompute.mindspore import enable_layer_recompute
+        >>> from paddle_mindspore import enable_layer_recompute
         >>> block = enable_layer_recompute(paddle.nn.Linear(4, 4))
         >>> block.recompute()
     """
@@ -86,7 +86,7 @@ def disable_layer_recompute(layer: paddle.nn.Layer) -> paddle.nn.Layer:
 
     Example:
         >>> import paddle
-        >>> from paddle_recompute.mindspore import disable_layer_recompute, enable_layer_recompute
+        >>> from paddle_mindspore import disable_layer_recompute, enable_layer_recompute
         >>> block = enable_layer_recompute(paddle.nn.Linear(4, 4))
         >>> block.recompute()
         >>> block = disable_layer_recompute(block)
@@ -135,7 +135,7 @@ def install_layer_recompute() -> None:
 
     Example:
         >>> import paddle
-        >>> from paddle_recompute.mindspore import install_layer_recompute, uninstall_layer_recompute
+        >>> from paddle_mindspore import install_layer_recompute, uninstall_layer_recompute
         >>> install_layer_recompute()
         >>> paddle.nn.Linear(4, 4).recompute()
         >>> uninstall_layer_recompute()

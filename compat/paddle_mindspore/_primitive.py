@@ -20,7 +20,7 @@ class Primitive:
     """Base class of the ``ops`` operator classes.
 
     Example:
-        >>> from paddle_recompute.mindspore import ops
+        >>> from paddle_mindspore import ops
         >>> relu = ops.ReLU().recompute()
     """
 

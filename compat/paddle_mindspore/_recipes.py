@@ -38,9 +38,9 @@ from typing import Any
 
 import paddle
 
-from .._core import hooks, tree
-from .._core.amp import grad_enabled
-from .._core.errors import RecomputeError
+from paddle_recompute import RecomputeError, extend
+from paddle_recompute.extend import grad_enabled
+
 from ._replay import Snapshot
 
 __all__ = ["Recipe", "enable", "tracking", "register_outputs", "lookup", "scope", "capture"]
@@ -119,16 +119,16 @@ class Run(Recipe):
     def compute(self) -> list:
         self._check_versions()
         values = [s.take() if isinstance(s, Recipe) else s for s in self.sources]
-        args, kwargs = tree.unflatten(self.spec, values)
+        args, kwargs = extend.unflatten(self.spec, values)
         with self.snapshot.replayed():
             out = self.function(*args, **kwargs)
-        return tree.flatten(out)[0]
+        return extend.flatten(out)[0]
 
     def _check_versions(self) -> None:
         for i, (source, version) in enumerate(zip(self.sources, self.versions, strict=True)):
             if version is not None and source._inplace_version() != version:
                 raise RecomputeError(
-                    f"paddle_recompute.mindspore: input {i} of {_name(self.function)} was modified in place "
+                    f"paddle_mindspore: input {i} of {_name(self.function)} was modified in place "
                     "after the forward, so its output cannot be recomputed in backward. Do not write "
                     "that input in place, or do not mark the operator/cell with recompute()."
                 )
@@ -156,7 +156,7 @@ class Pick(Recipe):
 
 def capture(args: tuple, kwargs: dict) -> tuple[list, Any]:
     """Inputs of a recipe: registered outputs become their recipes, tensors are detached."""
-    leaves, spec = tree.flatten((args, kwargs))
+    leaves, spec = extend.flatten((args, kwargs))
     sources: list = []
     for t in leaves:
         recipe = lookup(t)
@@ -206,7 +206,7 @@ def register(t: paddle.Tensor, recipe: Recipe) -> None:
 def register_outputs(out: Any, function: Callable[..., Any], args: tuple, kwargs: dict,
                      snapshot: Snapshot) -> None:
     """Register every tensor in ``out`` as recomputable by rerunning ``function``."""
-    leaves = tree.flatten(out)[0]
+    leaves = extend.flatten(out)[0]
     if not leaves:
         return
     run = Run(function, args, kwargs, snapshot)
@@ -273,9 +273,9 @@ class scope:
     def __enter__(self) -> None:
         self.pushed = None
         local = _LOCAL
-        if local.active or not _STATE.enabled or hooks.active_frames() or not grad_enabled():
+        if local.active or not _STATE.enabled or extend.active_frames() or not grad_enabled():
             return
-        self.pushed = hooks.pushed(_FRAME)
+        self.pushed = extend.pushed(_FRAME)
         self.pushed.__enter__()
         local.active = True
 

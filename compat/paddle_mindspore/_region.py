@@ -33,8 +33,9 @@ from typing import Any
 
 import paddle
 
-from .._core.amp import grad_enabled
-from .._entry.recompute import recompute as _core_recompute
+from paddle_recompute import recompute as _core_recompute
+from paddle_recompute.extend import grad_enabled
+
 from . import _recipes
 from ._replay import Snapshot
 

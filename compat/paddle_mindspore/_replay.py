@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import paddle
 
-from .._core.state import ForwardState
+from paddle_recompute.extend import ForwardState
 
 __all__ = ["Snapshot"]
 

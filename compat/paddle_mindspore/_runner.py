@@ -1,4 +1,4 @@
-"""``python -m paddle_recompute.mindspore SCRIPT.py [args]``: run a MindSpore script on Paddle."""
+"""``python -m paddle_mindspore SCRIPT.py [args]``: run a MindSpore script on Paddle."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ._surface.scope import set_script_root
 
 __all__ = ["main"]
 
-USAGE = "usage: python -m paddle_recompute.mindspore SCRIPT.py [args ...]"
+USAGE = "usage: python -m paddle_mindspore SCRIPT.py [args ...]"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -26,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2 if not argv else 0
     script = argv[0]
     if not os.path.isfile(script):
-        print(f"paddle_recompute.mindspore: cannot open file {script!r}\n{USAGE}", file=sys.stderr)
+        print(f"paddle_mindspore: cannot open file {script!r}\n{USAGE}", file=sys.stderr)
         return 2
     had_alias = import_alias_installed()
     saved_argv, saved_path = sys.argv, list(sys.path)

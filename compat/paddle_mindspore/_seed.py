@@ -18,13 +18,13 @@ import numpy as np
 import paddle
 from paddle.base import core
 
-from .._core.rng import register_rng_state
+from paddle_recompute import register_rng_state
 
 __all__ = ["set_seed", "get_seed", "SeededStream"]
 
 _GLOBAL_SEED: list[int | None] = [None]
 _STREAMS: weakref.WeakSet = weakref.WeakSet()
-_PROVIDER = "paddle_recompute.mindspore.seeded_streams"
+_PROVIDER = "paddle_mindspore.seeded_streams"
 _registered = [False]
 
 

@@ -1,6 +1,6 @@
 """Argument checks that raise MindSpore 2.10's own error texts.
 
-The texts were recorded from real MindSpore (see tests/mindspore/data/d_semantics_pynative.txt);
+The texts were recorded from real MindSpore (see compat/tests/data/d_semantics_pynative.txt);
 keep them byte-for-byte when editing.
 """
 
@@ -45,7 +45,7 @@ class MissingAPIError(AttributeError):
 def missing(module: str, name: str) -> MissingAPIError:
     """The error for ``module.name`` not being provided."""
     return MissingAPIError(
-        f"{module}.{name} is not provided by paddle_recompute.mindspore (the MindSpore "
+        f"{module}.{name} is not provided by paddle_mindspore (the MindSpore "
         f"compatibility layer covers the APIs listed in compat/README.md); port this call to "
         f"Paddle directly or add it to the layer"
     )
@@ -54,4 +54,4 @@ def missing(module: str, name: str) -> MissingAPIError:
 def not_provided(what: str, hint: str = "") -> NotImplementedError:
     """The error for an option or form of a provided API that this layer does not cover."""
     suffix = f"; {hint}" if hint else ""
-    return NotImplementedError(f"{what} is not provided by paddle_recompute.mindspore{suffix}")
+    return NotImplementedError(f"{what} is not provided by paddle_mindspore{suffix}")

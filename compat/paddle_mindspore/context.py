@@ -29,7 +29,7 @@ def set_context(**kwargs: Any) -> None:
     unknown = sorted(set(kwargs) - set(_SETTINGS))
     if unknown:
         raise NotImplementedError(
-            f"mindspore.set_context({unknown[0]}=...) is not provided by paddle_recompute.mindspore; "
+            f"mindspore.set_context({unknown[0]}=...) is not provided by paddle_mindspore; "
             f"supported options: {sorted(_SETTINGS)}"
         )
     mode = kwargs.get("mode", _SETTINGS["mode"])

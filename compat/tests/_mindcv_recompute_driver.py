@@ -1,6 +1,6 @@
 """Run a mindcv script (train.py) with ``.recompute()`` on every block of ``network.features``.
 
-    python -m paddle_recompute.mindspore _mindcv_recompute_driver.py COUNTS.json train.py [args]
+    python -m paddle_mindspore _mindcv_recompute_driver.py COUNTS.json train.py [args]
 
 train.py has no recompute option, so this driver wraps ``mindcv.models.create_model`` (which
 train.py imports when it starts) to call MindSpore's ``Cell.recompute()`` on the model's

@@ -16,9 +16,9 @@ import paddle
 from _ms_helpers import COMPAT
 from _ms_helpers import DATA as _DATA
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore._surface.data import dtype_name
-from paddle_recompute.mindspore._surface.shape import Shape
+import paddle_mindspore as ms
+from paddle_mindspore._surface.data import dtype_name
+from paddle_mindspore._surface.shape import Shape
 
 RECORDED = _DATA.parent / "recorded"
 
@@ -28,7 +28,7 @@ _spec.loader.exec_module(cases_module)
 
 
 def recorded(name: str) -> dict:
-    """A JSON record from tests/mindspore/recorded/."""
+    """A JSON record from compat/tests/recorded/."""
     return json.loads((RECORDED / name).read_text())
 
 

@@ -6,6 +6,7 @@ The reference data in ``data/`` was produced by real MindSpore 2.10 (see data/RE
 from __future__ import annotations
 
 import json
+import os
 import re
 import runpy
 import sys
@@ -18,6 +19,14 @@ DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
 COMPAT = ROOT / "compat"
 ORIGINALS = COMPAT / "mindspore_originals"
+# this checkout's paddle_recompute and paddle_mindspore, for subprocesses (installed or not)
+PYTHONPATH = os.pathsep.join([str(ROOT), str(COMPAT)])
+
+
+def checkout_env(**extra: str) -> dict[str, str]:
+    """``os.environ`` for a subprocess that imports this checkout's packages first."""
+    path = os.pathsep.join(filter(None, [PYTHONPATH, os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, PYTHONPATH=path, **extra)
 
 
 def reference(name: str) -> dict:

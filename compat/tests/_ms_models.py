@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from _ms_helpers import COMPAT
 
-import paddle_recompute.mindspore as ms
+import paddle_mindspore as ms
 
-RECORDED = COMPAT.parent / "tests" / "mindspore" / "recorded"
+RECORDED = COMPAT / "tests" / "recorded"
 
 
 @dataclass(frozen=True)

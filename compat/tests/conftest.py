@@ -30,7 +30,7 @@ def memory_stats():
 @pytest.fixture
 def alias():
     """``import mindspore`` (and code that does it, such as ``import mindcv``) gets the layer."""
-    from paddle_recompute.mindspore import install_import_alias, uninstall_import_alias
+    from paddle_mindspore import install_import_alias, uninstall_import_alias
 
     install_import_alias()
     try:
@@ -62,13 +62,13 @@ def zoo(alias, compat_path):
 @pytest.fixture(autouse=True)
 def _clean_state():
     """Each test starts and ends with grad on, no hook frames, no import alias, plain Paddle Layers."""
-    from paddle_recompute._core import hooks as _hooks
-    from paddle_recompute.mindspore import (
+    from paddle_mindspore import (
         _recipes,
         layer_recompute_installed,
         uninstall_import_alias,
         uninstall_layer_recompute,
     )
+    from paddle_recompute._core import hooks as _hooks
 
     yield
     leaks = []

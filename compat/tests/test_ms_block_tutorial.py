@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from _ms_helpers import COMPAT, load_definitions
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 MINDSPORE_RATIO = 69 / 167
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from _ms_helpers import COMPAT
 
-import paddle_recompute.mindspore as ms
+import paddle_mindspore as ms
 
-DATA = COMPAT.parent / "tests" / "mindspore" / "recorded" / "ckpt"
+DATA = COMPAT / "tests" / "recorded" / "ckpt"
 REF = json.loads((DATA / "reference.json").read_text())
 ARRAYS = np.load(DATA / "reference.npz")
 

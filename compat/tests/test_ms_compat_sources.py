@@ -35,9 +35,9 @@ def test_only_the_imports_changed(name):
                  if a != b]
     assert differing and all(IMPORT.match(original.splitlines()[i]) for i in differing)
     for ours, theirs in zip(_imports(ported), _imports(original), strict=True):
-        assert ours == theirs or ours == theirs.replace("mindspore", "paddle_recompute.mindspore", 1) or \
-            ours == theirs.replace("import mindspore", "import paddle_recompute.mindspore as mindspore") or \
-            ours == theirs.replace("import mindspore as ms", "import paddle_recompute.mindspore as ms")
+        assert ours == theirs or ours == theirs.replace("mindspore", "paddle_mindspore", 1) or \
+            ours == theirs.replace("import mindspore", "import paddle_mindspore as mindspore") or \
+            ours == theirs.replace("import mindspore as ms", "import paddle_mindspore as ms")
     assert any("mindspore" in line for line in _imports(original))
     assert not any(re.search(r"\bmindspore\b", line) and "paddle_recompute" not in line
                    for line in _imports(ported))

@@ -2,7 +2,7 @@
 
 ``compat/record/record_datasets.py`` ran every pipeline of ``compat/record/ds_pipelines.py``
 (MindSpore code, no shuffling) under MindSpore on the files of ``make_dataset_files.py``
-(``tests/mindspore/recorded/datasets``; CIFAR-10 is written into a temporary folder, MindSpore's
+(``compat/tests/recorded/datasets``; CIFAR-10 is written into a temporary folder, MindSpore's
 reader wants 10000 records per file). Here the same pipelines run on the layer: every value,
 dtype, shape, column name and size must be MindSpore's.
 """
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from _ms_helpers import COMPAT
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import dataset as ds
+import paddle_mindspore as ms
+from paddle_mindspore import dataset as ds
 
-DATA = COMPAT.parent / "tests" / "mindspore" / "recorded" / "datasets"
+DATA = COMPAT / "tests" / "recorded" / "datasets"
 META = json.loads((DATA / "reference.json").read_text())
 REF = np.load(DATA / "reference.npz")
 

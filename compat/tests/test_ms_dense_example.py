@@ -18,8 +18,8 @@ import paddle
 import pytest
 from _ms_helpers import DATA, reference, run_compat
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 TOL = 1e-6  # per element; see the module docstring
 NAMES = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"]

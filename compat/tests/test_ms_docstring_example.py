@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from _ms_helpers import ORIGINALS, reference, run_compat, semantics
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 CASES = {
     "docstring": {},

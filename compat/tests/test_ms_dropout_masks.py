@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from _ms_helpers import semantics
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 SOURCES = ("prim_default", "prim_seeded", "functional")
 MODES = ("none", "cell.recompute", "cell.recompute(use_reentrant=False)", "ms.recompute", "prim.recompute")

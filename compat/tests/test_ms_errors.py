@@ -16,8 +16,8 @@ import paddle
 import pytest
 from _ms_helpers import error_text, semantics
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 
 class Inner(nn.Cell):
@@ -299,8 +299,8 @@ def test_row_tensor_holds_rows_and_matches_its_registrations():
 
 
 def test_from_import_of_a_missing_api_fails_and_names_it():
-    with pytest.raises(ImportError, match="cannot import name 'LSTM' from 'paddle_recompute.mindspore.nn'"):
-        exec("from paddle_recompute.mindspore.nn import LSTM", {})
+    with pytest.raises(ImportError, match="cannot import name 'LSTM' from 'paddle_mindspore.nn'"):
+        exec("from paddle_mindspore.nn import LSTM", {})
 
 
 def test_alias_refuses_to_shadow_a_real_mindspore(monkeypatch):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import os
 import re
 import subprocess
 import sys
@@ -12,9 +11,9 @@ import textwrap
 import numpy as np
 import paddle
 import pytest
-from _ms_helpers import ROOT, Block, error_text
+from _ms_helpers import ROOT, Block, checkout_env, error_text
 
-import paddle_recompute.mindspore as ms
+import paddle_mindspore as ms
 
 
 def _calls_and_grads(block):
@@ -32,8 +31,8 @@ FRESH = textwrap.dedent("""
     import numpy as np
     import paddle
     import paddle_recompute
-    import paddle_recompute.mindspore as ms
-    from paddle_recompute.mindspore import nn, ops
+    import paddle_mindspore as ms
+    from paddle_mindspore import nn, ops
     hooks = len(sys.meta_path)
     cell = nn.SequentialCell([nn.Dense(2, 2), nn.ReLU()])
     cell.recompute()
@@ -47,9 +46,9 @@ FRESH = textwrap.dedent("""
 
 
 def test_a_fresh_process_using_the_layer_leaves_paddle_unchanged():
-    """Importing and using paddle_recompute.mindspore adds nothing to paddle.nn.Layer."""
+    """Importing and using paddle_mindspore adds nothing to paddle.nn.Layer."""
     result = subprocess.run([sys.executable, "-c", FRESH], cwd=ROOT, capture_output=True, text=True,
-                            env=dict(os.environ, PYTHONWARNINGS="ignore"), timeout=300)
+                            env=checkout_env(PYTHONWARNINGS="ignore"), timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "clean"
 

@@ -7,8 +7,8 @@ import paddle
 import pytest
 from _ms_helpers import Block
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import RecomputeMixin, enable_layer_recompute, nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import RecomputeMixin, enable_layer_recompute, nn, ops
 
 
 def _loss_and_grads(block):

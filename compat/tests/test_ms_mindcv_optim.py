@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from _ms_cases import compare, recorded, run_case
 
-import paddle_recompute.mindspore as ms
+import paddle_mindspore as ms
 
 CASES = recorded("i_mindcv_cases.json")["cases"]
 

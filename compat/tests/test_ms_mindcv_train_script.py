@@ -1,5 +1,5 @@
 """mindcv's own train.py and validate.py (compat/mindcv_scripts/, v0.3.0, unmodified) under
-``python -m paddle_recompute.mindspore``, against real MindSpore 2.10 running the same commands
+``python -m paddle_mindspore``, against real MindSpore 2.10 running the same commands
 (recorded/mindcv_script/, ``compat/record/record_mindcv_script.py``).
 
 The recipe (``tiny.yaml``): shufflenet_v2_x0_5 on a 36-image ImageFolder, 2 epochs of 3 steps,
@@ -19,22 +19,21 @@ among them (its printed lines in ``Model.eval`` and ``Model.train``).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 from _ms_cases import compare, recorded, run_case
-from _ms_helpers import COMPAT, ROOT
+from _ms_helpers import COMPAT, ROOT, checkout_env
 
 sys.path.insert(0, str(COMPAT / "record"))
 import make_dataset_files  # noqa: E402
 import mindcv_script_run as mr  # noqa: E402
 
-RECORDED = ROOT / "tests" / "mindspore" / "recorded" / "mindcv_script"
+RECORDED = ROOT / "compat" / "tests" / "recorded" / "mindcv_script"
 INIT = RECORDED / "init-0_0.ckpt"
-DRIVER = ROOT / "tests" / "mindspore" / "_mindcv_recompute_driver.py"
+DRIVER = ROOT / "compat" / "tests" / "_mindcv_recompute_driver.py"
 LAST = f"{mr.MODEL}-{mr.EPOCHS}_{mr.STEPS}.ckpt"
 # How far the layer may sit from MindSpore, in units of MindSpore's own floor (the largest change
 # that 1e-6 relative noise on its initial weights made in three runs): the layer's float32
@@ -53,9 +52,9 @@ ENTRY_RELATIVE, ENTRY_ABSOLUTE = 1e-6, 1e-8
 
 
 def _run(*args: str, cwd) -> subprocess.CompletedProcess:
-    """``python -m paddle_recompute.mindspore ARGS`` in a subprocess, as a user runs it."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-m", "paddle_recompute.mindspore", *args]
+    """``python -m paddle_mindspore ARGS`` in a subprocess, as a user runs it."""
+    env = checkout_env()
+    command = [sys.executable, "-m", "paddle_mindspore", *args]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -124,7 +123,7 @@ def test_recompute_on_the_blocks_is_bit_exact(work):
     """``.recompute()`` on the 16 ShuffleNetV2 blocks (through the driver, train.py unmodified):
     every logged number and every entry of every checkpoint equal the plain run's, bit for bit;
     each training forward of a block ran once more (its replay in the backward)."""
-    from paddle_recompute.mindspore import load_checkpoint
+    from paddle_mindspore import load_checkpoint
 
     _, plain_out = _train(work, "plain")
     out = work / "out_recompute"

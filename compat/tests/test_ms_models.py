@@ -19,8 +19,8 @@ import pytest
 from _ms_helpers import COMPAT, ORIGINALS
 from _ms_models import PROGRAMS, first_step, loaded, trained
 
-import paddle_recompute.mindspore as ms  # this module is MindSpore code: p.name is MindSpore's name
-from paddle_recompute.mindspore import _runner
+import paddle_mindspore as ms  # this module is MindSpore code: p.name is MindSpore's name
+from paddle_mindspore import _runner
 
 TOL = 1e-5  # see the module docstring
 BATCHNORM_STATS = ("moving_mean", "moving_variance")
@@ -140,8 +140,8 @@ def test_the_new_originals_differ_from_their_ports_in_imports_only():
         ported = (COMPAT / f"{spec.module}.py").read_text().splitlines()
         differing = [(a, b) for a, b in zip(original, ported, strict=True) if a != b]
         imports = f"import {spec.imports}"
-        assert differing == [("import mindspore as ms", "import paddle_recompute.mindspore as ms"),
-                             (f"from mindspore {imports}", f"from paddle_recompute.mindspore {imports}")]
+        assert differing == [("import mindspore as ms", "import paddle_mindspore as ms"),
+                             (f"from mindspore {imports}", f"from paddle_mindspore {imports}")]
 
 
 def test_recorded_files_are_all_used_and_the_readme_quotes_them():

@@ -13,8 +13,8 @@ import numpy as np
 import paddle
 import pytest
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(2, 3, 4).astype(np.float32)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 N = 1024
 CALLS = {"first": 0, "second": 0}

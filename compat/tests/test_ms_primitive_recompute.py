@@ -7,9 +7,9 @@ import numpy as np
 import paddle
 import pytest
 
+import paddle_mindspore as ms
 import paddle_recompute
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+from paddle_mindspore import nn, ops
 
 N = 1024  # the marked output is N x N float32: 4 MiB
 

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from _ms_helpers import DATA, ROOT, semantics
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 SHARED = ROOT.parent / "shared" / "reference" / "mindspore"
 TESTS = Path(__file__).parent
@@ -66,10 +66,10 @@ def test_every_observation_is_checked_or_accounted_for():
 def test_recompute_is_defined_in_common_recompute():
     assert semantics()["ms.recompute is mindspore.common.recompute.recompute"] == \
         "OK: mindspore.common.recompute.recompute"
-    from paddle_recompute.mindspore.common.recompute import recompute
+    from paddle_mindspore.common.recompute import recompute
 
     assert recompute is ms.recompute is ms.common.recompute
-    assert "paddle_recompute.mindspore.common.recompute" in sys.modules
+    assert "paddle_mindspore.common.recompute" in sys.modules
 
 
 def test_primitive_recompute_mode_keyword_returns_the_primitive():

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from _ms_helpers import load_definitions
 
-import paddle_recompute.mindspore as ms
+import paddle_mindspore as ms
 
 STEPS, BATCH, SEED = 2, 2, 3
 

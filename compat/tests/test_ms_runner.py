@@ -1,4 +1,4 @@
-"""The runner (``python -m paddle_recompute.mindspore SCRIPT``) and the opt-in import alias."""
+"""The runner (``python -m paddle_mindspore SCRIPT``) and the opt-in import alias."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ import sys
 
 import numpy as np
 import pytest
-from _ms_helpers import COMPAT, ORIGINALS, ROOT, reference
+from _ms_helpers import COMPAT, ORIGINALS, PYTHONPATH, ROOT, checkout_env, reference
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import _runner
+import paddle_mindspore as ms
+from paddle_mindspore import _runner
 
 
 def test_python_m_runner_runs_the_unmodified_docstring_example():
     """The real entry point, in a fresh interpreter: prints MindSpore's documented gradient."""
     script = ORIGINALS / "a_recompute_docstring.py"
-    result = subprocess.run([sys.executable, "-m", "paddle_recompute.mindspore", str(script)], cwd=ROOT,
-                            env=dict(os.environ, PYTHONWARNINGS="ignore"), capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "paddle_mindspore", str(script)], cwd=ROOT,
+                            env=checkout_env(PYTHONWARNINGS="ignore"), capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr
     expected = np.array(reference("a_docstring_pynative.json")["cases"]["docstring"]["grad"]).ravel()
@@ -47,7 +47,7 @@ def runner_env(monkeypatch):
 
 def test_runner_usage_and_missing_script(runner_env, capsys):
     assert runner_env([]) == 2
-    assert "usage: python -m paddle_recompute.mindspore SCRIPT.py" in capsys.readouterr().err
+    assert "usage: python -m paddle_mindspore SCRIPT.py" in capsys.readouterr().err
     assert runner_env(["--help"]) == 0
     assert runner_env(["no_such_script.py"]) == 2
     assert "cannot open file 'no_such_script.py'" in capsys.readouterr().err
@@ -89,14 +89,14 @@ def fake_mindspore(tmp_path):
 
 
 def _python(args: list[str], site) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]))
+    env = dict(os.environ, PYTHONWARNINGS="ignore", PYTHONPATH=os.pathsep.join([str(site), PYTHONPATH]))
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)
 
 
 def test_an_installed_mindspore_wins_when_the_runner_is_not_used(fake_mindspore):
-    """Importing (and using) paddle_recompute.mindspore never shadows a real MindSpore."""
-    code = ("import paddle_recompute.mindspore as ms; ms.nn.Dense(2, 2).recompute(); "
+    """Importing (and using) paddle_mindspore never shadows a real MindSpore."""
+    code = ("import paddle_mindspore as ms; ms.nn.Dense(2, 2).recompute(); "
             "exec(open(r'%s').read())" % (fake_mindspore / "which.py"))
     result = _python(["-c", code], fake_mindspore / "site")
     assert result.returncode == 0, result.stderr
@@ -104,10 +104,10 @@ def test_an_installed_mindspore_wins_when_the_runner_is_not_used(fake_mindspore)
 
 
 def test_the_runner_resolves_mindspore_to_the_layer_even_when_one_is_installed(fake_mindspore):
-    result = _python(["-m", "paddle_recompute.mindspore", str(fake_mindspore / "which.py")],
+    result = _python(["-m", "paddle_mindspore", str(fake_mindspore / "which.py")],
                      fake_mindspore / "site")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["False", "paddle_recompute.mindspore"]
+    assert result.stdout.split() == ["False", "paddle_mindspore"]
 
 
 ARGS = {"d_resnet50_recompute.py": ["--steps", "1", "--batch-size", "2"]}
@@ -132,7 +132,7 @@ def test_the_script_sees_its_argv_and_the_interpreter_is_restored(tmp_path, runn
                       "if '--fail' in sys.argv: raise SystemExit(3)\n")
     argv, path = list(sys.argv), list(sys.path)
     assert runner_env([str(script), "--steps", "2"]) == 0
-    assert capsys.readouterr().out.strip() == "['--steps', '2'] paddle_recompute.mindspore"
+    assert capsys.readouterr().out.strip() == "['--steps', '2'] paddle_mindspore"
     with pytest.raises(SystemExit):
         runner_env([str(script), "--fail"])
     assert sys.argv == argv and sys.path == path and not ms.import_alias_installed()

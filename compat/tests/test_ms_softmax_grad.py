@@ -21,7 +21,7 @@ import pytest
 from _ms_cases import recorded
 from _ms_helpers import COMPAT
 
-import paddle_recompute.mindspore as ms
+import paddle_mindspore as ms
 
 _spec = importlib.util.spec_from_file_location("record_softmax_grad",
                                                COMPAT / "record" / "record_softmax_grad.py")

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from _ms_cases import RECORDED
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore.train.summary import read_events
+import paddle_mindspore as ms
+from paddle_mindspore.train.summary import read_events
 
 SUMMARY = RECORDED / "summary"
 META = json.loads((SUMMARY / "ms_summary.json").read_text())

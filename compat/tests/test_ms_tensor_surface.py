@@ -1,6 +1,6 @@
 """MindSpore's Tensor surface on Paddle tensors: who sees it, and that nothing else changes.
 
-NOTE [ Caller-scoped Tensor semantics ] (paddle_recompute/mindspore/_surface/scope.py): members whose
+NOTE [ Caller-scoped Tensor semantics ] (compat/paddle_mindspore/_surface/scope.py): members whose
 meanings differ dispatch on the calling module. These tests prove the three constraints of
 the design: plain Paddle code behaves exactly as before, gradients and recompute regions see
 the very tensors MindSpore code handles, and no shared member silently keeps Paddle's meaning
@@ -18,13 +18,13 @@ import numpy as np
 import paddle
 import pytest
 from _ms_cases import RECORDED
-from _ms_helpers import ROOT
+from _ms_helpers import PYTHONPATH, ROOT
 
-import paddle_recompute.mindspore as ms  # this module is MindSpore code
-from paddle_recompute.mindspore import MissingAPIError, nn
-from paddle_recompute.mindspore._surface import install
-from paddle_recompute.mindspore._surface.names import GUARDED, MINDSPORE_ONLY, SAME
-from paddle_recompute.mindspore._surface.paddle_members import own_member
+import paddle_mindspore as ms  # this module is MindSpore code
+from paddle_mindspore import MissingAPIError, nn
+from paddle_mindspore._surface import install
+from paddle_mindspore._surface.names import GUARDED, MINDSPORE_ONLY, SAME
+from paddle_mindspore._surface.paddle_members import own_member
 
 PLAIN_PROBE = textwrap.dedent("""
     import paddle
@@ -43,7 +43,7 @@ PLAIN_PROBE = textwrap.dedent("""
 
 
 def _run(code: str) -> list:
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore"}
+    env = {"PYTHONPATH": PYTHONPATH, "PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore"}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                             timeout=300, env=env)
     assert result.returncode == 0, result.stderr
@@ -55,7 +55,7 @@ def test_plain_paddle_code_behaves_exactly_as_before(tmp_path):
     (tmp_path / "plain_probe.py").write_text(PLAIN_PROBE)
     before, after = _run(
         f"import sys, json; sys.path.insert(0, {str(tmp_path)!r}); import plain_probe\n"
-        "first = plain_probe.probe(); import paddle_recompute.mindspore as ms\n"
+        "first = plain_probe.probe(); import paddle_mindspore as ms\n"
         "assert ms.tensor_methods_installed(); print(json.dumps([first, plain_probe.probe()], default=str))")
     assert before == after
     assert before[0] == "Size" and before[9] is False  # Paddle's members, no asnumpy before the import
@@ -211,7 +211,7 @@ def test_under_the_runner_the_scripts_own_helper_modules_are_mindspore_code(tmp_
         "print(*shape_helper.describe(ms.Tensor(np.array([1.0, 3.0], np.float32))))\n")
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     monkeypatch.setattr(sys, "path", list(sys.path))
-    from paddle_recompute.mindspore import _runner
+    from paddle_mindspore import _runner
 
     assert _runner.main([str(tmp_path / "script.py")]) == 0
     assert capsys.readouterr().out.split() == ["Shape", "1.0"]  # a tuple; std with ddof=0

@@ -8,8 +8,8 @@ import threading
 
 import numpy as np
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import _recipes, nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import _recipes, nn, ops
 
 
 class Marked(nn.Cell):

@@ -12,11 +12,11 @@ import paddle
 import pytest
 from _ms_helpers import COMPAT
 
+import paddle_mindspore as ms
 import paddle_recompute
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn
-from paddle_recompute.mindspore.dataset import NumpySlicesDataset
-from paddle_recompute.mindspore.train import (
+from paddle_mindspore import nn
+from paddle_mindspore.dataset import NumpySlicesDataset
+from paddle_mindspore.train import (
     Accuracy,
     Callback,
     CheckpointConfig,
@@ -30,7 +30,7 @@ from paddle_recompute.mindspore.train import (
     Top5CategoricalAccuracy,
 )
 
-METRICS = json.loads((COMPAT.parent / "tests" / "mindspore" / "recorded" / "metrics.json").read_text())
+METRICS = json.loads((COMPAT / "tests" / "recorded" / "metrics.json").read_text())
 
 
 def _inputs():
@@ -321,7 +321,7 @@ def test_promotion_holds_inside_recompute_regions(region):
 def test_bad_arguments_raise_mindspores_exception_types():
     """``compat/record/record_errors.py`` (MindSpore code) under the layer: every case raises the
     type MindSpore 2.10 raised (or, like MindSpore, nothing)."""
-    expected = json.loads((COMPAT.parent / "tests" / "mindspore" / "recorded" / "errors.json").read_text())
+    expected = json.loads((COMPAT / "tests" / "recorded" / "errors.json").read_text())
     ms.install_import_alias()
     try:
         spec = importlib.util.spec_from_file_location("record_errors", COMPAT / "record" / "record_errors.py")

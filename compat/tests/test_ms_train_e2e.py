@@ -3,7 +3,7 @@
 ``compat/g_tutorial_mnist.py`` (the quick-start tutorial: pipeline, ``value_and_grad`` loop,
 accuracy, save / reload / predict) and ``compat/h_model_train.py`` (``Model.train`` with
 ``LossMonitor``, ``TimeMonitor``, ``ModelCheckpoint`` and a ``cb_params`` reader; ``Model.eval``
-with six metrics; ``predict``) run unmodified with ``python -m paddle_recompute.mindspore``
+with six metrics; ``predict``) run unmodified with ``python -m paddle_mindspore``
 from MindSpore's initial weights. ``compat/record/record_e2e.py`` recorded MindSpore's run and
 its noise floor: the largest change five runs with the initial weights scaled by
 ``1 + 1e-6 * N(0, 1)`` make.
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from _ms_helpers import COMPAT
 
-from paddle_recompute.mindspore.__main__ import main as runner
+from paddle_mindspore.__main__ import main as runner
 
-E2E = COMPAT.parent / "tests" / "mindspore" / "recorded" / "e2e"
-MNIST = COMPAT.parent / "tests" / "mindspore" / "recorded" / "datasets" / "mnist"
+E2E = COMPAT / "tests" / "recorded" / "e2e"
+MNIST = COMPAT / "tests" / "recorded" / "datasets" / "mnist"
 REF = json.loads((E2E / "reference.json").read_text())
 SCRIPTS = {"g": "g_tutorial_mnist.py", "h": "h_model_train.py"}
 
@@ -83,7 +83,7 @@ def test_tutorial_matches_mindspore_and_recompute_is_bit_equal(tmp_path, capsys)
 
 
 def test_tutorial_checkpoint_matches_mindspores(tmp_path, capsys):
-    import paddle_recompute.mindspore as ms
+    import paddle_mindspore as ms
 
     _run("g", tmp_path, capsys)
     mine, theirs = (
@@ -120,7 +120,7 @@ def test_model_train_matches_mindspore(tmp_path, capsys):
 
 
 def test_model_checkpoint_matches_mindspores(tmp_path, capsys):
-    import paddle_recompute.mindspore as ms
+    import paddle_mindspore as ms
 
     _run("h", tmp_path, capsys)
     mine, theirs = (

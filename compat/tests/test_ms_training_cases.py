@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from _ms_cases import compare, recorded, run_case
 
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore.train._optimizer_state import optimizer_entries
+import paddle_mindspore as ms
+from paddle_mindspore.train._optimizer_state import optimizer_entries
 
 CASES = recorded("h_training_cases.json")["cases"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import paddle_recompute.mindspore as ms
+import paddle_mindspore as ms
 
 ds = ms.dataset
 

@@ -4,7 +4,7 @@ Each runs the check of compat/zoo.py (the script that covers the whole zoo): it 
 here with MindSpore's parameter names, shapes and trainability; its eval forward and its
 logits after one training step (mindcv's own create_loss / create_optimizer /
 create_scheduler) are within the noise floor recorded from MindSpore itself
-(tests/mindspore/recorded/zoo/, compat/zoo.py's FLOOR_FACTOR says why the factor 2); and
+(compat/tests/recorded/zoo/, compat/zoo.py's FLOOR_FACTOR says why the factor 2); and
 ``.recompute()`` on its repeated blocks gives bit-identical losses. Families whose models
 need more than 64 pixels, or whose smallest recorded model has over 40M parameters, stop after the
 forward here (``SMALL``, ``FULL_MAX_PARAMS``); compat/zoo.py checks them whole.
@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from _ms_helpers import ROOT
 
-import paddle_recompute.mindspore as ms
+import paddle_mindspore as ms
 
-RECORDED = ROOT / "tests" / "mindspore" / "recorded" / "zoo"
+RECORDED = ROOT / "compat" / "tests" / "recorded" / "zoo"
 COMPAT = ROOT / "compat"
 
 

@@ -18,7 +18,7 @@ from paddle.base import core
 
 from paddle_recompute._core import hooks
 
-RECORDED = ROOT / "tests" / "mindspore" / "recorded" / "zoo"
+RECORDED = ROOT / "compat" / "tests" / "recorded" / "zoo"
 
 
 @pytest.fixture

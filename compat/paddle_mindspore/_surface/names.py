@@ -1,13 +1,13 @@
 """Which Tensor members MindSpore 2.10 and Paddle 3.3 share, and how the layer treats each.
 
 The shared names are those in both ``dir(mindspore.Tensor)`` (recorded in
-``tests/mindspore/data/g_tensor_api.json``) and ``dir(paddle.Tensor)``; a test checks that
+``compat/tests/data/g_tensor_api.json``) and ``dir(paddle.Tensor)``; a test checks that
 every one is dispatched, ``SAME`` or ``GUARDED`` (see ``install.py``).
 """
 
 __all__ = ["SAME", "GUARDED", "MINDSPORE_ONLY"]
 
-# same meaning for every call MindSpore accepts (values checked in tests/mindspore where the
+# same meaning for every call MindSpore accepts (values checked in compat/tests where the
 # cases of g_cases_reference.json cover them; the rest are elementwise maps or casts)
 SAME = frozenset("""
 T __getitem__ abs acos acosh add add_ all any argmax argmin asin asinh atan atan2 atanh

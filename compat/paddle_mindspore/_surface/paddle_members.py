@@ -1,7 +1,7 @@
 """Paddle's own Tensor members, captured before the MindSpore members are installed.
 
 The layer's implementations call these (never the installed dispatchers), and
-:func:`~paddle_recompute.mindspore.uninstall_tensor_methods` puts them back.
+:func:`~paddle_mindspore.uninstall_tensor_methods` puts them back.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """MindSpore's reduction Tensor methods on Paddle tensors (see NOTE [ Caller-scoped Tensor semantics ]).
 
-MindSpore 2.10 overloads these (recorded in tests/mindspore/data/g_cases_reference.json):
+MindSpore 2.10 overloads these (recorded in compat/tests/data/g_cases_reference.json):
 
 - ``mean``/``sum``: ``(axis=None, keep_dims|keepdims=False)`` and ``(dim=None, keepdim=False,
   *, dtype)``; a bool second positional argument is ``keepdim``, a dtype is ``dtype``.

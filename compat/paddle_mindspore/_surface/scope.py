@@ -9,8 +9,8 @@ their *caller*: code in a MindSpore module gets MindSpore's meaning, every other
 
 A module is MindSpore code when its globals hold this layer (the package, one of its
 modules, or a class or function it defines: ``import mindspore`` under the runner,
-``import paddle_recompute.mindspore as ms``, ``from paddle_recompute.mindspore import nn``),
-or, under the runner (``python -m paddle_recompute.mindspore``), when its file sits in the
+``import paddle_mindspore as ms``, ``from paddle_mindspore import nn``),
+or, under the runner (``python -m paddle_mindspore``), when its file sits in the
 script's directory tree. Modules of ``paddle`` and ``paddle_recompute`` (this layer
 included: it calls Paddle's functions, never the dispatched members) are never MindSpore
 code. The answer is cached per code object; a negative answer for module-level code is not
@@ -26,7 +26,7 @@ from types import CodeType, FrameType, FunctionType, ModuleType
 __all__ = ["mindspore_caller", "mindspore_assigner", "classify", "set_script_root", "VERDICTS",
            "operator_caller", "MACHINERY", "MACHINERY_CODES"]
 
-_LAYER = "paddle_recompute.mindspore"
+_LAYER = "paddle_mindspore"
 VERDICTS: dict[CodeType, bool] = {}  # read inline by the installed members (the hot path)
 _SCRIPT_ROOT: list[str | None] = [None]
 

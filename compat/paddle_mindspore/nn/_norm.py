@@ -8,7 +8,8 @@ from typing import Any
 import paddle
 import paddle.nn.functional as F
 
-from ..._core.layers import register_stateful_layer
+from paddle_recompute import register_stateful_layer
+
 from .._cell import Cell
 from .._dtype import float32
 from .._validate import not_provided
@@ -65,7 +66,7 @@ class _BatchNorm(Cell):
 
     def _unbiasing(self, x: paddle.Tensor) -> paddle.Tensor:
         """MindSpore 2.10 moves the variance toward the batch's *unbiased* variance (recorded:
-        tests/mindspore/test_ms_recorded_cases.py); Paddle's kernel uses the biased one.  The
+        compat/tests/test_ms_recorded_cases.py); Paddle's kernel uses the biased one.  The
         difference, ``(1 - momentum) * biased / (n - 1)``, is what this returns."""
         axes = [0] + list(range(2, x.ndim))
         count = x.size // x.shape[1]

@@ -1,6 +1,6 @@
 """Functional array operators of ``mindspore.ops`` (MindSpore 2.10 signatures and semantics).
 
-Checked against real MindSpore in tests/mindspore/test_ms_recorded_cases.py; the points where
+Checked against real MindSpore in compat/tests/test_ms_recorded_cases.py; the points where
 MindSpore differs from Paddle: ``split`` takes a *chunk size* (Paddle: a number of chunks),
 ``arange`` infers int64 from integer bounds and float32 otherwise, ``tile`` prepends axes
 when ``dims`` is longer than the input's rank, ``broadcast_to`` keeps a ``-1`` dimension.

@@ -5,7 +5,7 @@ MindSpore stores as a UTF-32 array with type ``'str'`` and dims ``[0]``). The by
 MindSpore 2.10's: one ``Checkpoint`` message per record, tensors above 512 MiB split with
 ``np.array_split`` into messages of the same tag, an optional ``b"crc_num"`` + 10-byte
 big-endian CRC-32 trailer; safetensors files carry the metadata ``{"format": "ms"}`` and
-sorted keys. ``tests/mindspore/test_ms_checkpoint.py`` checks files written here byte for
+sorted keys. ``compat/tests/test_ms_checkpoint.py`` checks files written here byte for
 byte against files real MindSpore wrote.
 """
 
@@ -117,7 +117,7 @@ def read_ckpt(path: str, crc_check: bool = False) -> list[Record]:
         if not item.HasField("tensor"):
             raise NotImplementedError(
                 f"load_checkpoint: '{item.tag}' is a MapParameter (maptensor), which "
-                "paddle_recompute.mindspore does not provide"
+                "paddle_mindspore does not provide"
             )
         pending.append(item.tensor.tensor_content)
         if index + 1 < len(values) and values[index + 1].tag == item.tag:

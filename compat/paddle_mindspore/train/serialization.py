@@ -154,7 +154,7 @@ def save_checkpoint(
     dicts) or a dict of name to Parameter, to MindSpore's ``.ckpt`` or ``.safetensors``.
 
     Example:
-        >>> import paddle_recompute.mindspore as ms
+        >>> import paddle_mindspore as ms
         >>> net = ms.nn.Dense(2, 3)
         >>> ms.save_checkpoint(net, "/tmp/dense.ckpt")
         >>> sorted(ms.load_checkpoint("/tmp/dense.ckpt"))

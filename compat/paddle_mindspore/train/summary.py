@@ -5,7 +5,7 @@ the length (uint64, little-endian), its masked CRC-32C, the serialized event, it
 CRC-32C. The first event carries ``version = "MindSpore.Event:1"``; each ``record(step)``
 writes one event with the step, the wall time and the scalars added since (``Summary.Value``:
 ``tag``, ``scalar_value``). Recorded from MindSpore 2.10 and read back here, and the layer's
-files parse the same way (``tests/mindspore/test_ms_summary.py``). Only scalars are provided:
+files parse the same way (``compat/tests/test_ms_summary.py``). Only scalars are provided:
 images, tensors, histograms, graphs and ``network=`` raise ``NotImplementedError``.
 """
 

@@ -7,7 +7,7 @@ clamped to the edges, with weights rounded to 11-bit fixed point (``* 2048``); u
 blended horizontally in integers and vertically as OpenCV's vector kernel does,
 ``((b0 * (r0 >> 4)) >> 16) + ((b1 * (r1 >> 4)) >> 16) + 2) >> 2``. ``INTER_NEAREST`` takes
 ``floor(dx * W / w)``. Other dtypes blend in float32. Both reproduce MindSpore 2.10's outputs
-element for element on the recorded cases (``tests/mindspore/test_ms_dataset.py``).
+element for element on the recorded cases (``compat/tests/test_ms_dataset.py``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ forward in OpenCV's fixed point (12-bit reciprocal tables, rounded; hue range 25
 float32 as OpenCV computes it (sector and fraction of ``h * 6/255``: OpenCV's ``_FULL`` inverse
 takes a hue range of 255, not 256; ``v * (1 - s * f)``, times 255, rounded half to even). A hue
 of 0 thus still changes some pixels, as in MindSpore. Bit-exact against recordings at hue
--0.1, 0, 0.002, 0.004, 0.1, 0.25, 0.5 (tests/mindspore/test_ms_training_cases.py).
+-0.1, 0, 0.002, 0.004, 0.1, 0.25, 0.5 (compat/tests/test_ms_training_cases.py).
 """
 
 from __future__ import annotations
