@@ -37,6 +37,14 @@ Replaying a forward (what recomputation restores, NOTE [ Replay ] in the impleme
 - ``grad_enabled()``: whether Paddle records gradients now (cheaper than
   ``paddle.is_grad_enabled``, the same answer).
 
+Frames on the stack:
+
+- ``OBSERVING_MODULES``: the module-name prefixes of recompute's own code that can stand
+  between user code and a ``paddle.Tensor`` operator (inside a selective-recompute region
+  the operators are wrapped to observe each call).  A layer that dispatches on its caller
+  skips frames whose ``__name__`` starts with one of them to find the code that wrote the
+  operator.
+
 Example:
     >>> import paddle
     >>> from paddle_recompute.extend import flatten, unflatten
@@ -51,7 +59,10 @@ from ._core.layers import find_roots
 from ._core.state import ForwardState
 from ._core.tree import flatten, map_tensors, unflatten
 
+OBSERVING_MODULES = ("paddle_recompute._core", "paddle_recompute._selective", "paddle_recompute._planner")
+
 __all__ = [
+    "OBSERVING_MODULES",
     "ForwardState",
     "Kept",
     "active_frames",

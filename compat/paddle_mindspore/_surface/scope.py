@@ -11,10 +11,10 @@ A module is MindSpore code when its globals hold this layer (the package, one of
 modules, or a class or function it defines: ``import mindspore`` under the runner,
 ``import paddle_mindspore as ms``, ``from paddle_mindspore import nn``),
 or, under the runner (``python -m paddle_mindspore``), when its file sits in the
-script's directory tree. Modules of ``paddle`` and ``paddle_recompute`` (this layer
-included: it calls Paddle's functions, never the dispatched members) are never MindSpore
-code. The answer is cached per code object; a negative answer for module-level code is not
-cached (the module may import the layer further down).
+script's directory tree. Modules of ``paddle``, ``paddle_recompute`` and this layer (it calls
+Paddle's functions, never the dispatched members) are never MindSpore code. The answer is
+cached per code object; a negative answer for module-level code is not cached (the module may
+import the layer further down).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 import sys
 from types import CodeType, FrameType, FunctionType, ModuleType
+
+from paddle_recompute import extend
 
 __all__ = ["mindspore_caller", "mindspore_assigner", "classify", "set_script_root", "VERDICTS",
            "operator_caller", "MACHINERY", "MACHINERY_CODES"]
@@ -57,7 +59,7 @@ def classify(frame: FrameType) -> bool:
 # installed member stand frames of ``_core`` / ``_selective`` / ``_planner``. For the
 # promoting operators the member looks past those frames to the code that wrote the operator;
 # other members do not (the machinery's own ``reshape`` or ``shape`` must stay Paddle's).
-MACHINERY = ("paddle_recompute._core", "paddle_recompute._selective", "paddle_recompute._planner")
+MACHINERY = extend.OBSERVING_MODULES
 MACHINERY_CODES: dict[CodeType, bool] = {}  # read inline by the operator members (hot path)
 
 
@@ -102,7 +104,7 @@ def _is_layer(name: object) -> bool:
 
 def _classify(namespace: dict, filename: str) -> bool:
     module = namespace.get("__name__") or ""
-    if module == "paddle" or module.startswith(("paddle.", "paddle_recompute")):
+    if module == "paddle" or module.startswith(("paddle.", "paddle_recompute")) or _is_layer(module):
         return False
     for value in list(namespace.values()):
         if isinstance(value, ModuleType):
