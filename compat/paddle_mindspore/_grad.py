@@ -7,7 +7,7 @@ ones (``sens``), so for several outputs the gradient is that of their sum.  Grad
 not exist (an input the output does not depend on) are zeros, as in MindSpore.  The forward
 runs inside a recipe scope, so ``Primitive.recompute`` takes effect in it. A grad-flagged
 Cell's recorded forward is reused as MindSpore reuses it (``_forward_reuse.py``); the hooks
-registered on the inputs and weights run on their gradients (``_surface/hooks.py``).
+registered on the inputs and weights run on their gradients (``_grad_hooks.py``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import paddle
 
 from paddle_recompute import extend
 
+from . import _grad_hooks as hooks
 from . import _recipes
 from ._forward_reuse import Run, own_forward, take
-from ._surface import hooks
 from ._tensor import Parameter
 from ._validate import not_provided
 
@@ -96,7 +96,7 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
                   weights: list, has_aux: bool = False, sens: Any = None) -> tuple[Any, list, list]:
     """Run ``fn`` (or reuse its recorded forward: ``_forward_reuse.py``) and return ``(output,
     input gradients, weight gradients)``, each through the hooks registered on its input or
-    weight (NOTE [ Gradient hooks on copies ] in ``_surface/hooks.py``)."""
+    weight (NOTE [ Gradient hooks on copies ] in ``_grad_hooks.py``)."""
     for p in positions:
         if not -len(args) <= p < len(args):
             raise IndexError(f"For 'grad', grad_position {p} is out of range for {len(args)} inputs.")

@@ -20,6 +20,8 @@ from paddle.base import core
 
 from paddle_recompute import register_rng_state
 
+from .dataset import config as dataset_config
+
 __all__ = ["set_seed", "get_seed", "SeededStream"]
 
 _GLOBAL_SEED: list[int | None] = [None]
@@ -31,8 +33,6 @@ _registered = [False]
 def set_seed(seed: int) -> None:
     """``mindspore.set_seed``: seed Paddle's generators, numpy's, Python's and, as MindSpore does,
     the dataset pipeline's (``mindspore.dataset.config.set_seed``)."""
-    from .dataset import config as dataset_config
-
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"The argument 'seed' must be a non-negative integer, but got {seed!r}.")
     _GLOBAL_SEED[0] = seed

@@ -16,8 +16,9 @@ import numpy as np
 import paddle
 from paddle.base.framework import EagerParamBase
 
+from . import _grad_hooks as hooks
 from ._dtype import to_numpy_dtype, to_paddle_dtype
-from ._surface import hooks
+from ._initializer import initializer
 from ._validate import not_provided
 
 __all__ = ["Tensor", "Parameter", "ParameterTuple", "to_tensor", "parameter_like"]
@@ -39,8 +40,6 @@ class Tensor(metaclass=_TensorMeta):
         if device is not None:
             raise not_provided("mindspore.Tensor(device=...)")
         if init is not None:
-            from ._initializer import initializer
-
             if shape is None:
                 raise ValueError("For 'Tensor', 'shape' must be given together with 'init'.")
             return initializer(init, shape, dtype if dtype is not None else paddle.float32)
@@ -136,8 +135,6 @@ class ParameterTuple(tuple):
         """New Parameters named ``<prefix>.<name>``, holding copies (``init='same'``) or ``init``
         (an initializer name such as ``'zeros'``, a number or a Tensor) in each one's shape and
         dtype; buffers give non-trainable ones."""
-        from ._initializer import initializer
-
         clones = []
         for x in self:
             same = isinstance(init, str) and init == "same"

@@ -120,7 +120,7 @@ def test_a_recorded_forward_that_raises_leaves_no_frame():
 def test_remove_hook_finds_the_holder_by_id_and_lets_it_go():
     """``remove_hook`` reaches the tensor through the process-wide registry, takes the Paddle
     hook of an intermediate out too, and the registry holds no tensor alive."""
-    from paddle_mindspore._surface import hooks as ms_hooks
+    from paddle_mindspore import _grad_hooks as ms_hooks
 
     x = ms.Tensor(np.ones((2, 3), np.float32))
     x.stop_gradient = False

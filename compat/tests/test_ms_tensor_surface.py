@@ -22,9 +22,9 @@ from _ms_helpers import PYTHONPATH, ROOT
 
 import paddle_mindspore as ms  # this module is MindSpore code
 from paddle_mindspore import MissingAPIError, nn
+from paddle_mindspore._paddle_members import own_member
 from paddle_mindspore._surface import install
 from paddle_mindspore._surface.names import GUARDED, MINDSPORE_ONLY, SAME
-from paddle_mindspore._surface.paddle_members import own_member
 
 PLAIN_PROBE = textwrap.dedent("""
     import paddle

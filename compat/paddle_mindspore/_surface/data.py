@@ -12,8 +12,10 @@ import numpy as np
 import paddle
 from paddle.base.framework import EagerParamBase
 
-from .._dtype import to_numpy_dtype
-from .paddle_members import paddle_member
+from .._dtype import to_numpy_dtype, to_paddle_dtype
+from .._initializer import initializer
+from .._paddle_members import paddle_member
+from .._tensor import Parameter
 
 __all__ = ["size", "softmax", "where", "asnumpy", "copy", "set_data", "init_data", "astype", "tensor_str",
            "tensor_format", "tensor_repr", "param_repr", "dtype_name", "param_clone", "param_name",
@@ -78,8 +80,6 @@ def copy(x: paddle.Tensor) -> paddle.Tensor:
 
 
 def astype(x: paddle.Tensor, dtype: Any, copy: bool = True) -> paddle.Tensor:
-    from .._dtype import to_paddle_dtype
-
     return paddle_member(paddle.Tensor, "astype")(x, to_paddle_dtype(dtype))
 
 
@@ -165,12 +165,8 @@ def param_repr(p: paddle.Tensor) -> str:
 
 def param_clone(p: paddle.Tensor, init: Any = "same") -> paddle.Tensor:
     """``Parameter.clone(init='same')``: a new parameter (same name and ``requires_grad``)."""
-    from .._tensor import Parameter
-
     if init == "same":
         value = p.detach().clone()
     else:
-        from ._initializer import initializer
-
         value = initializer(init, list(p.shape), p.dtype)
     return Parameter(value, name=param_name(p), requires_grad=not p.stop_gradient)

@@ -28,11 +28,12 @@ from typing import Any
 import paddle
 from paddle.base.framework import EagerParamBase
 
+from .._grad_hooks import hooks, register_hook, remove_hook
+from .._paddle_members import ABSENT, own_member
 from .._validate import missing
-from . import data, hooks, reduce
+from . import data, reduce
 from . import shape as layout
 from .names import GUARDED, MINDSPORE_ONLY
-from .paddle_members import ABSENT, own_member
 from .promote import OPERATORS, promoting
 from .scope import MACHINERY_CODES, VERDICTS, classify, mindspore_assigner, mindspore_caller, operator_caller
 
@@ -41,13 +42,13 @@ __all__ = ["install_tensor_methods", "uninstall_tensor_methods", "tensor_methods
 
 def _remove_hook(self: Any, handle_id: int) -> None:
     """``tensor.remove_hook(handle_id)``: MindSpore's is static, so ``self`` plays no part."""
-    return hooks.remove_hook(handle_id)
+    return remove_hook(handle_id)
 
 
 ADDED: dict[str, Callable] = {
     "asnumpy": data.asnumpy, "copy": data.copy, "init_data": data.init_data, "set_data": data.set_data,
     "expand_dims": layout.expand_dims, "reshape_as": layout.reshape_as,
-    "flush_from_cache": data.flush_from_cache, "hooks": hooks.hooks, "remove_hook": _remove_hook,
+    "flush_from_cache": data.flush_from_cache, "hooks": hooks, "remove_hook": _remove_hook,
 }
 DISPATCHED: dict[str, Callable] = {
     "reshape": layout.reshape, "view": layout.view, "transpose": layout.transpose, "permute": layout.permute,
@@ -56,7 +57,7 @@ DISPATCHED: dict[str, Callable] = {
     "var": reduce.var, "__str__": data.tensor_str, "__repr__": data.tensor_repr,
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
     "where": data.where, "unbind": layout.unbind, "__setitem__": data.setitem,
-    "repeat_interleave": layout.repeat_interleave, "register_hook": hooks.register_hook,
+    "repeat_interleave": layout.repeat_interleave, "register_hook": register_hook,
     "repeat": layout.repeat,
 }
 DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size, "data": data.data}

@@ -12,10 +12,13 @@ from typing import Any
 
 import paddle
 
-from .paddle_members import paddle_member
+from .._dtype import to_paddle_dtype
+from .._paddle_members import paddle_member
+from .._validate import not_provided
 
-__all__ = ["Shape", "shape", "reshape", "view", "transpose", "permute", "swapaxes", "expand_dims",
-           "squeeze", "flatten", "split", "chunk", "unbind", "reshape_as", "repeat_interleave", "repeat"]
+__all__ = ["split_sections", "Shape", "shape", "reshape", "view", "transpose", "permute", "swapaxes",
+           "expand_dims", "squeeze", "flatten", "split", "chunk", "unbind", "reshape_as", "repeat_interleave",
+           "repeat"]
 
 
 class Shape(tuple):
@@ -60,8 +63,6 @@ def reshape(x: paddle.Tensor, *shape: Any) -> paddle.Tensor:
 def view(x: paddle.Tensor, *shape: Any) -> paddle.Tensor:
     """``view(*shape)``; ``view(dtype)`` reinterprets the bytes, as MindSpore's does."""
     if len(shape) == 1 and not isinstance(shape[0], Sequence | int | paddle.Tensor):
-        from .._dtype import to_paddle_dtype
-
         return paddle_member(paddle.Tensor, "view")(x, to_paddle_dtype(shape[0]))
     return paddle.reshape(x, _ints("view", shape))
 
@@ -154,8 +155,6 @@ def flatten(x: paddle.Tensor, start_dim: int = 0, end_dim: int = -1, *, order: s
     if isinstance(start_dim, str):  # MindSpore's older form flatten(order)
         order, start_dim = start_dim, 0
     if order != "C":
-        from .._validate import not_provided
-
         raise not_provided(f"Tensor.flatten(order={order!r})")
     if x.ndim == 0:
         return paddle.reshape(x, [1])
@@ -168,20 +167,32 @@ def _dim(kwargs: dict, default: int = 0) -> int:
     return kwargs.pop("axis", kwargs.pop("dim", default))
 
 
+def split_sections(tensor: paddle.Tensor, split_size_or_sections: Any, axis: int = 0) -> tuple:
+    """An int is the size of each chunk (the last may be smaller); a list gives every size."""
+    length = tensor.shape[axis]
+    if isinstance(split_size_or_sections, int) and not isinstance(split_size_or_sections, bool):
+        size = split_size_or_sections
+        if size <= 0:
+            raise ValueError(f"For 'split', 'split_size_or_sections' must be positive, but got {size}.")
+        sections = [size] * (length // size) + ([length % size] if length % size else [])
+    else:
+        sections = [int(s) for s in split_size_or_sections]
+        if sum(sections) != length:
+            raise ValueError(f"For 'split', the sum of sections {sections} must equal the size of axis "
+                             f"{axis}, {length}.")
+    return tuple(paddle.split(tensor, sections, axis=axis))
+
+
 def split(x: paddle.Tensor, split_size_or_sections: Any, *args: Any, **kwargs: Any) -> tuple:
     """``split(split_size_or_sections, axis=0)`` (also ``dim=``): an int is the chunk *size*."""
-    from ..ops._functional_array import split as ops_split
-
     axis = args[0] if args else _dim(kwargs)
-    return ops_split(x, split_size_or_sections, axis)
+    return split_sections(x, split_size_or_sections, axis)
 
 
 def chunk(x: paddle.Tensor, chunks: int, *args: Any, **kwargs: Any) -> tuple:
     """``chunk(chunks, axis=0)`` (also ``dim=``): chunks of ``ceil(n / chunks)``, the last smaller."""
-    from ..ops._functional_array import split as ops_split
-
     axis = args[0] if args else _dim(kwargs)
-    return ops_split(x, -(-x.shape[axis] // chunks), axis)
+    return split_sections(x, -(-x.shape[axis] // chunks), axis)
 
 
 def unbind(x: paddle.Tensor, dim: int = 0) -> tuple:

@@ -21,6 +21,7 @@ import numpy as np
 from ._pipeline import Dataset
 from ._source import MappableSource, source_sampler
 from .samplers import Sampler
+from .vision import Decode
 
 __all__ = ["MnistDataset", "Cifar10Dataset", "Cifar100Dataset", "ImageFolderDataset"]
 
@@ -196,8 +197,6 @@ class _Folder(MappableSource):
         path, label = self._files[index]
         data = np.fromfile(path, np.uint8)
         if self._decode:
-            from .vision import Decode
-
             data = Decode()(data)
         return data, np.array(label, np.int32)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import not_provided
 from ._columns import as_array, as_row
 from ._node import Node, names
 from ._pipeline import Dataset
@@ -18,8 +19,6 @@ __all__ = ["GeneratorDataset", "NumpySlicesDataset"]
 
 def _column_names(column_names: Any, schema: Any) -> list[str]:
     if schema is not None:
-        from .._validate import not_provided
-
         raise not_provided("mindspore.dataset.GeneratorDataset(schema=...)", "give column_names")
     if column_names is None:
         raise ValueError("Neither columns_names nor schema are provided.")
@@ -91,8 +90,6 @@ def GeneratorDataset(
     if hasattr(source, "__getitem__") and hasattr(source, "__len__"):
         return Dataset(_RandomAccess(source, columns, chosen))
     if any(v is not None for v in (sampler, num_shards, shard_id)):
-        from .._validate import not_provided
-
         raise not_provided("mindspore.dataset.GeneratorDataset(sampler=/num_shards=) on an iterable source",
                            "give the source __getitem__ and __len__")
     if not callable(source) and not hasattr(source, "__iter__"):

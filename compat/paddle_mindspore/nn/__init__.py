@@ -2,16 +2,6 @@
 
 from .._cell import Cell
 from .._validate import missing as _missing
-from ..train.metrics import (
-    Accuracy,
-    Loss,
-    Metric,
-    Precision,
-    Recall,
-    Top1CategoricalAccuracy,
-    Top5CategoricalAccuracy,
-    TopKCategoricalAccuracy,
-)
 from . import cell, metrics, optim
 from ._activation import GELU, HSigmoid, HSwish, LayerNorm, LogSoftmax, ReLU6, Sigmoid, SiLU, Softmax, Tanh
 from ._basic import Dense, Dropout, Flatten, Identity, OneHot, ReLU
@@ -37,6 +27,16 @@ from ._norm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, SyncBatchNo
 from ._padding import ConstantPad2d, Pad, ZeroPad2d
 from ._unfold import Unfold
 from ._wrap import TrainOneStepCell, WithEvalCell, WithLossCell
+from .metrics import (
+    Accuracy,
+    Loss,
+    Metric,
+    Precision,
+    Recall,
+    Top1CategoricalAccuracy,
+    Top5CategoricalAccuracy,
+    TopKCategoricalAccuracy,
+)
 from .optim import SGD, Adagrad, Adam, AdamWeightDecay, Lamb, Momentum, Optimizer, RMSProp
 
 __all__ = [

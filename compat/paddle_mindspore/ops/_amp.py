@@ -8,6 +8,7 @@ import paddle
 
 from .._dtype import to_paddle_dtype
 from .._primitive import Primitive
+from .._validate import not_provided
 from ._communication import ReduceOp
 
 __all__ = ["mixed_precision_cast", "AllReduce"]
@@ -36,8 +37,6 @@ class AllReduce(Primitive):
             raise ValueError(f"For 'AllReduce', the 'op' must be one of {sorted(_PADDLE_OPS)}, but got "
                              f"{op!r}.")
         if group not in ("hccl_world_group", "nccl_world_group"):
-            from .._validate import not_provided
-
             raise not_provided(f"ops.AllReduce(group={group!r})", "only the world group is provided")
         self.op = op
 

@@ -14,6 +14,7 @@ from typing import Any
 import paddle
 
 from .._dtype import to_paddle_dtype
+from .._surface.shape import split_sections
 from ._operands import axis_list
 
 __all__ = ["concat", "cat", "stack", "split", "permute", "cast", "arange", "where", "masked_fill",
@@ -34,18 +35,7 @@ def stack(tensors: Sequence[paddle.Tensor], axis: int = 0) -> paddle.Tensor:
 
 def split(tensor: paddle.Tensor, split_size_or_sections: int | Sequence[int], axis: int = 0) -> tuple:
     """An int is the size of each chunk (the last may be smaller); a list gives every size."""
-    length = tensor.shape[axis]
-    if isinstance(split_size_or_sections, int) and not isinstance(split_size_or_sections, bool):
-        size = split_size_or_sections
-        if size <= 0:
-            raise ValueError(f"For 'split', 'split_size_or_sections' must be positive, but got {size}.")
-        sections = [size] * (length // size) + ([length % size] if length % size else [])
-    else:
-        sections = [int(s) for s in split_size_or_sections]
-        if sum(sections) != length:
-            raise ValueError(f"For 'split', the sum of sections {sections} must equal the size of axis "
-                             f"{axis}, {length}.")
-    return tuple(paddle.split(tensor, sections, axis=axis))
+    return split_sections(tensor, split_size_or_sections, axis)
 
 
 def permute(input: paddle.Tensor, axis: Sequence[int]) -> paddle.Tensor:  # noqa: A002 (MindSpore's name)

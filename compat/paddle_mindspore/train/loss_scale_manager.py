@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..nn import DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell
+
 __all__ = ["LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
 
 
@@ -57,8 +59,6 @@ class FixedLossScaleManager(LossScaleManager):
     def get_update_cell(self) -> Any:
         if not self._drop_overflow_update:
             return None
-        from ..nn import FixedLossScaleUpdateCell
-
         return FixedLossScaleUpdateCell(self._loss_scale)
 
 
@@ -103,6 +103,4 @@ class DynamicLossScaleManager(LossScaleManager):
         return True
 
     def get_update_cell(self) -> Any:
-        from ..nn import DynamicLossScaleUpdateCell
-
         return DynamicLossScaleUpdateCell(self.loss_scale, self.scale_factor, self.scale_window)

@@ -23,6 +23,7 @@ from typing import Any
 import paddle
 
 from .._validate import not_provided
+from ..nn import TrainOneStepCell, TrainOneStepWithLossScaleCell, WithLossCell
 from .callback._callback import CallbackList, CallbackParams, RunContext
 from .metrics import (
     Accuracy,
@@ -112,8 +113,6 @@ class Model:
             self._backbone_is_train = is_train
 
     def _build_train_network(self) -> paddle.nn.Layer:
-        from ..nn import TrainOneStepCell, WithLossCell
-
         if self._optimizer is None:
             return self._network if self._loss_fn is None else WithLossCell(self._network, self._loss_fn)
         network = self._network if self._loss_fn is None else WithLossCell(self._network, self._loss_fn)
@@ -123,8 +122,6 @@ class Model:
         update_cell = manager.get_update_cell()
         if update_cell is None:  # FixedLossScaleManager(drop_overflow_update=False): seed only
             return TrainOneStepCell(network, self._optimizer, sens=manager.get_loss_scale())
-        from ..nn import TrainOneStepWithLossScaleCell
-
         return TrainOneStepWithLossScaleCell(network, self._optimizer, scale_sense=update_cell)
 
     @property

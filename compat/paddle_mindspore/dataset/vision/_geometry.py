@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from ..._validate import not_provided
 from ..config import generator
 from ._cv_resize import resize_linear, resize_nearest
 from ._types import Inter, pil_filter
@@ -43,8 +44,6 @@ def _resize(image: Any, height: int, width: int, interpolation: Inter) -> Any:
         return resize_linear(image, height, width)
     if interpolation == Inter.NEAREST:
         return resize_nearest(image, height, width)
-    from ..._validate import not_provided
-
     raise not_provided(
         f"Resize of numpy images with {interpolation} (BILINEAR and NEAREST are provided; "
         f"Pillow images take every mode)"
@@ -88,8 +87,6 @@ class CenterCrop:
         th, tw = (self.size, self.size) if isinstance(self.size, int) else self.size
         h, w = _hw(image)
         if th > h or tw > w:
-            from ..._validate import not_provided
-
             raise not_provided(f"CenterCrop to {th}x{tw} of a {h}x{w} image (MindSpore pads)")
         if isinstance(image, Image.Image):
             return _crop(image, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)

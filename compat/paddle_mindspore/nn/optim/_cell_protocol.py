@@ -19,6 +19,7 @@ from typing import Any
 import paddle
 
 from ..._cell import Cell
+from ..._surface.data import param_name
 from ..._tensor import Parameter, ParameterTuple
 from ..._validate import not_provided
 from ...ops._graph import HyperMap, Map
@@ -65,8 +66,6 @@ class OptimizerCell:
         """``parameters_and_names()`` in its two parts: the Parameters the optimizer holds itself,
         and those of its schedule cells (a list of rates, a ``LearningRateSchedule``), which
         MindSpore names after every state Parameter."""
-        from ..._surface.data import param_name
-
         seen: set[int] = set()
         own, cells = [], []
         for value in self._ms_state.values():

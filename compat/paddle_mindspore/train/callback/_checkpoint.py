@@ -16,6 +16,8 @@ import time
 from typing import Any
 
 from ..._validate import not_provided
+from .._optimizer_state import optimizer_entries
+from .._surface import named_parameters
 from ..serialization import save_checkpoint
 from ._callback import Callback, RunContext
 
@@ -166,9 +168,6 @@ class ModelCheckpoint(Callback):
         self._latest_ckpt_file_name = path
 
     def _entries(self, cb_params: Any) -> list[dict]:
-        from .._optimizer_state import optimizer_entries
-        from .._surface import named_parameters
-
         if self._config.saved_network is not None:
             network, optimizer = self._config.saved_network, None
         else:

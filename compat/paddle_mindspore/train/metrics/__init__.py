@@ -1,10 +1,18 @@
 """``mindspore.train.metrics``: ``Accuracy``, ``Loss``, ``Top1``/``Top5``/``TopKCategoricalAccuracy``,
-``Precision``, ``Recall`` (MindSpore's formulas, on numpy)."""
+``Precision``, ``Recall`` (MindSpore's formulas, on numpy): the classes of ``nn.metrics``, where
+they are defined (``train`` builds on ``nn``)."""
 
 from ..._validate import missing as _missing
-from ._base import Metric
-from ._classification import Accuracy, Precision, Recall
-from ._simple import Loss, Top1CategoricalAccuracy, Top5CategoricalAccuracy, TopKCategoricalAccuracy
+from ...nn.metrics import (
+    Accuracy,
+    Loss,
+    Metric,
+    Precision,
+    Recall,
+    Top1CategoricalAccuracy,
+    Top5CategoricalAccuracy,
+    TopKCategoricalAccuracy,
+)
 
 __all__ = [
     "Metric",

@@ -34,7 +34,7 @@ from typing import Any
 
 import paddle
 
-from .paddle_members import paddle_member
+from ._paddle_members import paddle_member
 
 __all__ = ["HookHandle", "register_hook", "remove_hook", "hooks", "apply"]
 
