@@ -185,6 +185,18 @@ def test_parameter_surface():
     assert repr(p) == "Parameter (name=renamed, shape=(4, 5), dtype=Float32, requires_grad=False)"
 
 
+def test_parameter_clone_with_an_initializer():
+    """``Parameter.clone(init=...)``: a new parameter of the same name, shape, dtype and
+    ``requires_grad``, holding ``init`` (an initializer name or a number)."""
+    p = ms.Parameter(ms.Tensor(np.full((2, 3), 7.0, np.float32)), name="w", requires_grad=False)
+    for init, value in (("zeros", 0.0), ("ones", 1.0), (2.5, 2.5)):
+        c = p.clone(init=init)
+        assert c is not p and isinstance(c, ms.Parameter) and (c.name, c.requires_grad) == ("w", False)
+        assert c.shape == (2, 3) and c.dtype == ms.float32
+        np.testing.assert_array_equal(c.asnumpy(), np.full((2, 3), value, np.float32))
+    np.testing.assert_array_equal(p.asnumpy(), np.full((2, 3), 7.0, np.float32))
+
+
 def test_set_data_keeps_optimizer_and_cell_references():
     dense = nn.Dense(3, 2)
     opt = nn.SGD(dense.trainable_params(), learning_rate=1.0)
