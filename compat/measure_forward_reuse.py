@@ -7,7 +7,7 @@ reused by the transform. This times one such step of a 12-block Dense/BatchNorm/
 with the frame and with it switched off, interleaved in one process, and counts the tensors the
 frame saved (so the frame is known to have run):
 
-    python -m paddle_mindspore compat/measure_forward_reuse.py
+    paddle-mindspore compat/measure_forward_reuse.py
 """
 
 import contextlib

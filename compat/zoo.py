@@ -1,6 +1,6 @@
 """The mindcv 0.3.0 model zoo under the layer, against real MindSpore 2.10's recorded numbers.
 
-    python -m paddle_mindspore compat/zoo.py [NAME ...] [--family-first] [--limit-s S]
+    paddle-mindspore compat/zoo.py [NAME ...] [--family-first] [--limit-s S]
 
 For every model recorded by compat/record/record_zoo.py (compat/tests/recorded/zoo/) it
 checks, with the shared protocol of compat/zoo_case.py:

@@ -9,7 +9,7 @@ block marked ``.recompute()``) learns one fixed batch, so the loss falls.  It tr
 from the same seed, with and without ``.recompute()``, and asserts the losses are
 bit-for-bit equal.
 
-    python -m paddle_mindspore examples/mindspore_port.py [--steps 5 --blocks 4 --width 32]
+    paddle-mindspore examples/mindspore_port.py [--steps 5 --blocks 4 --width 32]
 
 To port the file for good instead, change its import lines to
 ``import paddle_mindspore as mindspore`` and

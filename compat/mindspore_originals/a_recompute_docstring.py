@@ -1,6 +1,6 @@
 # ruff: noqa  (MindSpore's documented code, kept verbatim)
 # The example of MindSpore 2.10's mindspore.recompute docstring, as published.
-# compat/mindspore_originals/a_recompute_docstring.py is the original (run it unmodified with `python -m paddle_mindspore`);
+# compat/mindspore_originals/a_recompute_docstring.py is the original (run it unmodified with `paddle-mindspore`);
 # compat/a_recompute_docstring.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 import numpy as np
 import mindspore.nn as nn

@@ -1,4 +1,5 @@
-"""``python -m paddle_mindspore SCRIPT.py [args]``: run a MindSpore script on Paddle."""
+"""``paddle-mindspore SCRIPT.py [args]`` (or ``python -m paddle_mindspore``): run a MindSpore
+script on Paddle."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ._surface.scope import set_script_root
 
 __all__ = ["main"]
 
-USAGE = "usage: python -m paddle_mindspore SCRIPT.py [args ...]"
+USAGE = "usage: paddle-mindspore SCRIPT.py [args ...]\n   or: python -m paddle_mindspore SCRIPT.py [args ...]"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """Run mindcv's own train.py and validate.py (compat/mindcv_scripts/, unmodified) and read
 back what they wrote. Shared by the recorder (``record_mindcv_script.py``, the commands under
 real MindSpore 2.10) and ``compat/tests/test_ms_mindcv_train_script.py`` (the same commands
-under ``python -m paddle_mindspore``).
+under ``paddle-mindspore``).
 
 The reading side uses the layer's ``load_checkpoint`` and summary reader (both read MindSpore's
 own files; tested against recordings), so it runs in the project's environment either way.

@@ -1,7 +1,7 @@
 """Where a zoo model's training steps overflow float32: a diagnostic that runs in either framework.
 
     /work/msvenv/bin/python compat/record/zoo_overflow.py NAME [SEED ...]             # MindSpore
-    python -m paddle_mindspore compat/record/zoo_overflow.py NAME [SEED ...]  # the layer
+    paddle-mindspore compat/record/zoo_overflow.py NAME [SEED ...]  # the layer
 
 For the recorded model NAME (compat/tests/recorded/zoo/), built and filled as compat/zoo.py
 does, with its weights as recorded and then under each SEED's 1e-6 relative weight noise, it

@@ -16,10 +16,12 @@ import paddle_mindspore as ms
 from paddle_mindspore import _runner
 
 
-def test_python_m_runner_runs_the_unmodified_docstring_example():
-    """The real entry point, in a fresh interpreter: prints MindSpore's documented gradient."""
+@pytest.mark.parametrize("module", ["paddle_mindspore", "paddle_recompute.mindspore"])
+def test_python_m_runner_runs_the_unmodified_docstring_example(module):
+    """The real entry point, in a fresh interpreter: prints MindSpore's documented gradient (also
+    under the former name, which users' scripts and CI files call)."""
     script = ORIGINALS / "a_recompute_docstring.py"
-    result = subprocess.run([sys.executable, "-m", "paddle_mindspore", str(script)], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", module, str(script)], cwd=ROOT,
                             env=checkout_env(PYTHONWARNINGS="ignore"), capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr
@@ -47,7 +49,8 @@ def runner_env(monkeypatch):
 
 def test_runner_usage_and_missing_script(runner_env, capsys):
     assert runner_env([]) == 2
-    assert "usage: python -m paddle_mindspore SCRIPT.py" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "usage: paddle-mindspore SCRIPT.py" in err and "or: python -m paddle_mindspore SCRIPT.py" in err
     assert runner_env(["--help"]) == 0
     assert runner_env(["no_such_script.py"]) == 2
     assert "cannot open file 'no_such_script.py'" in capsys.readouterr().err
