@@ -257,7 +257,7 @@ def test_top_level_is_small():
     assert set(paddle_recompute.planner.__all__) >= {"profile", "plan", "apply_plan", "Plan"}
 
 
-@pytest.mark.parametrize("name", ["planner", "policies"])
+@pytest.mark.parametrize("name", ["planner", "policies", "extend"])
 def test_public_namespace_examples_run(name):
     import doctest
     import importlib
