@@ -1,11 +1,11 @@
 # ruff: noqa  (MindSpore's documented code, kept verbatim)
 # The example of MindSpore 2.10's mindspore.recompute docstring, as published.
-# compat/mindspore_originals/a_recompute_docstring.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`);
-# compat/a_recompute_docstring.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
+# compat/mindspore_originals/a_recompute_docstring.py is the original (run it unmodified with `paddle-mindspore`);
+# compat/a_recompute_docstring.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 import numpy as np
-import paddle_recompute.mindspore.nn as nn
-from paddle_recompute.mindspore import ops
-from paddle_recompute.mindspore import Tensor, recompute
+import paddle_mindspore.nn as nn
+from paddle_mindspore import ops
+from paddle_mindspore import Tensor, recompute
 
 
 class MyCell(nn.Cell):

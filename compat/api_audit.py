@@ -7,17 +7,17 @@ Read statically (ast): imports (``import mindspore.nn as nn``, ``from mindspore 
 (``nn.Conv3d``, ``ops.mul``, ``P.Sort``, ``ms.numpy.ones``, ``ms.common.initializer.Normal``),
 and Tensor methods: ``x.name(...)`` calls on other objects whose ``name`` is a member of
 ``mindspore.Tensor`` (``self.name(...)`` excluded: in a Cell that is a sublayer; the recorded
-API, tests/mindspore/recorded/g_tensor_api.json), and calls on a chain that starts from a module
+API, compat/tests/recorded/g_tensor_api.json), and calls on a chain that starts from a module
 of another library excluded (``np.unique(...)``, ``random.uniform(...)``,
 ``np.arange(4).reshape(2, 2).repeat(2, 0)``: numpy's and Python's, not Tensor methods).
 
-A module-level name is provided when importing ``paddle_recompute.mindspore.<module>`` and
+A module-level name is provided when importing ``paddle_mindspore.<module>`` and
 reading the attribute raises nothing (a missing one raises ``MissingAPIError``); a Tensor
 method is provided when ``paddle.Tensor`` has it after the layer is imported and it is not
 one the layer guards for MindSpore code (``GUARDED``: Paddle's member means something else).
 
 ``--presence`` reads which names real MindSpore 2.10 has (``compat/record/record_api_presence.py``;
-mindcv's: ``tests/mindspore/recorded/mindcv_api_presence.json``) and marks the names it lacks too
+mindcv's: ``compat/tests/recorded/mindcv_api_presence.json``) and marks the names it lacks too
 (``n/a``: removed APIs, typos), which the layer does not provide either.
 """
 
@@ -32,7 +32,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TENSOR_API = ROOT / "tests" / "mindspore" / "recorded" / "g_tensor_api.json"
+TENSOR_API = ROOT / "compat" / "tests" / "recorded" / "g_tensor_api.json"
 
 
 def _aliases(tree: ast.AST) -> dict[str, str]:
@@ -94,7 +94,7 @@ def _mark_parents(tree: ast.AST) -> None:
 
 def provided(dotted: str) -> bool:
     """Whether ``dotted`` (``mindspore.a.b``) resolves in the layer."""
-    parts = ["paddle_recompute.mindspore", *dotted.split(".")[1:]]
+    parts = ["paddle_mindspore", *dotted.split(".")[1:]]
     obj, start = None, 1
     for i in range(len(parts), 0, -1):  # the longest importable module prefix
         try:
@@ -114,8 +114,8 @@ def provided(dotted: str) -> bool:
 def tensor_method_provided(name: str) -> bool:
     import paddle
 
-    import paddle_recompute.mindspore  # noqa: F401 - installs the members
-    from paddle_recompute.mindspore._surface.names import GUARDED
+    import paddle_mindspore  # noqa: F401 - installs the members
+    from paddle_mindspore._surface.names import GUARDED
 
     return name not in GUARDED and hasattr(paddle.Tensor, name)
 

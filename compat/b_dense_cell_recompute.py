@@ -1,11 +1,11 @@
 # ruff: noqa  (MindSpore's documented code, kept verbatim)
 # The MindSpore half of "Code Example 1" on MindSpore's page "Differences with
 # torch.utils.checkpoint.checkpoint" (docs/mindspore/source_en/note/api_mapping/pytorch_diff/checkpoint.md).
-# compat/mindspore_originals/b_dense_cell_recompute.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`);
-# compat/b_dense_cell_recompute.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
-import paddle_recompute.mindspore as mindspore
+# compat/mindspore_originals/b_dense_cell_recompute.py is the original (run it unmodified with `paddle-mindspore`);
+# compat/b_dense_cell_recompute.py differs from it only in its import lines (mindspore -> paddle_mindspore).
+import paddle_mindspore as mindspore
 import numpy as np
-from paddle_recompute.mindspore import nn, ops
+from paddle_mindspore import nn, ops
 
 class Net(nn.Cell):
     def __init__(self):

@@ -4,14 +4,14 @@
 # recomputation. The newest sample wraps the run in the distributed APIs no_init_parameters and
 # AutoParallel(parallel_mode="semi_auto"); on one device they change nothing and are left out
 # here, as in the tutorial's earlier single-device version.
-# compat/mindspore_originals/c_block_tutorial.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`);
-# compat/c_block_tutorial.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
+# compat/mindspore_originals/c_block_tutorial.py is the original (run it unmodified with `paddle-mindspore`);
+# compat/c_block_tutorial.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 import numpy as np
-import paddle_recompute.mindspore as mindspore
-from paddle_recompute.mindspore.nn import Cell
-from paddle_recompute.mindspore.common import Tensor, Parameter
-from paddle_recompute.mindspore import context, ops, nn
-from paddle_recompute.mindspore.common.initializer import initializer, One
+import paddle_mindspore as mindspore
+from paddle_mindspore.nn import Cell
+from paddle_mindspore.common import Tensor, Parameter
+from paddle_mindspore import context, ops, nn
+from paddle_mindspore.common.initializer import initializer, One
 
 context.set_context(mode=context.GRAPH_MODE)
 

@@ -3,13 +3,13 @@
 # recomputation of MindSpore's recompute tutorial: `self.relu.recompute()` on the ReLU primitive
 # and `resnet_block.recompute()` on the residual blocks built in `_make_layer`; trained a few
 # steps with value_and_grad and Momentum on synthetic CIFAR-10-shaped data (no download).
-# compat/mindspore_originals/d_resnet50_recompute.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`);
-# compat/d_resnet50_recompute.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
+# compat/mindspore_originals/d_resnet50_recompute.py is the original (run it unmodified with `paddle-mindspore`);
+# compat/d_resnet50_recompute.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 import argparse
 
 import numpy as np
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops
 
 
 def _conv3x3(in_channel, out_channel, stride=1):

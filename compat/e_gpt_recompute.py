@@ -1,6 +1,6 @@
 # ruff: noqa  (MindSpore model code as users write it, kept as is)
-# compat/mindspore_originals/models/e_gpt_recompute.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`,
-# or with real MindSpore 2.10); compat/e_gpt_recompute.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
+# compat/mindspore_originals/models/e_gpt_recompute.py is the original (run it unmodified with `paddle-mindspore`,
+# or with real MindSpore 2.10); compat/e_gpt_recompute.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 """A GPT-style language model trained a few steps with recomputation, written the way MindSpore users write one.
 
 Token and position embeddings, pre-LayerNorm blocks with causal multi-head attention written with
@@ -14,8 +14,8 @@ import argparse
 import math
 
 import numpy as np
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, ops, Tensor
+import paddle_mindspore as ms
+from paddle_mindspore import nn, ops, Tensor
 
 
 class CausalSelfAttention(nn.Cell):

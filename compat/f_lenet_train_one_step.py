@@ -1,6 +1,6 @@
 # ruff: noqa  (MindSpore model code as users write it, kept as is)
-# compat/mindspore_originals/models/f_lenet_train_one_step.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`,
-# or with real MindSpore 2.10); compat/f_lenet_train_one_step.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
+# compat/mindspore_originals/models/f_lenet_train_one_step.py is the original (run it unmodified with `paddle-mindspore`,
+# or with real MindSpore 2.10); compat/f_lenet_train_one_step.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 """LeNet-5 with batch normalisation, trained with WithLossCell + TrainOneStepCell + Momentum, with recomputation.
 
 The network of MindSpore's quick-start tutorial (two valid-padded 5x5 convolutions with ReLU and
@@ -14,8 +14,8 @@ convolution stage is a SequentialCell marked with ``.recompute()``. The batches 
 import argparse
 
 import numpy as np
-import paddle_recompute.mindspore as ms
-from paddle_recompute.mindspore import nn, Tensor
+import paddle_mindspore as ms
+from paddle_mindspore import nn, Tensor
 
 
 class LeNet5(nn.Cell):

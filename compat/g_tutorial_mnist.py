@@ -2,7 +2,7 @@
 a train/test loop with ``value_and_grad``, then save, reload and predict.
 
 Unmodified MindSpore code: it runs under real MindSpore and, on Paddle, with
-``python -m paddle_recompute.mindspore compat/g_tutorial_mnist.py --data DIR ...``. Changes
+``paddle-mindspore compat/g_tutorial_mnist.py --data DIR ...``. Changes
 from the published tutorial, so that runs can be compared: the pipeline does not shuffle, the
 hidden layers are 64 wide, the initial weights come from ``--init`` (a ``.ckpt``), optionally
 scaled by ``1 + noise * N(0, 1)`` (``--noise``, ``--noise-seed``, to measure MindSpore's own noise floor), and

@@ -4,7 +4,7 @@ and model zoos train: a LeNet-style network on a MNIST pipeline, ``nn.Momentum``
 ``Callback`` reading ``cb_params``; then ``eval`` with six metrics and ``predict``.
 
 Unmodified MindSpore code: it runs under real MindSpore and, on Paddle, with
-``python -m paddle_recompute.mindspore compat/h_model_train.py --data DIR --init W.ckpt --out DIR``.
+``paddle-mindspore compat/h_model_train.py --data DIR --init W.ckpt --out DIR``.
 ``--noise`` scales the initial weights by ``1 + noise * N(0, 1)`` (MindSpore's noise floor;
 ``--noise-seed`` picks the draw),
 ``--sink`` passes ``dataset_sink_mode=True``, ``--recompute`` marks the feature blocks

@@ -1,5 +1,5 @@
 """What the live-saves frame of a recorded forward costs a training step (NOTE [ A record read
-after its weights moved ] in ``paddle_recompute/mindspore/_forward_reuse.py``).
+after its weights moved ] in ``compat/paddle_mindspore/_forward_reuse.py``).
 
 A training cell written as mindcv's ``TrainStep`` (the network's forward, then ``GradOperation``
 over it on the same inputs) has its forward recorded, saving its tensors through the frame, and
@@ -7,7 +7,7 @@ reused by the transform. This times one such step of a 12-block Dense/BatchNorm/
 with the frame and with it switched off, interleaved in one process, and counts the tensors the
 frame saved (so the frame is known to have run):
 
-    python -m paddle_recompute.mindspore compat/measure_forward_reuse.py
+    paddle-mindspore compat/measure_forward_reuse.py
 """
 
 import contextlib

@@ -49,7 +49,7 @@ EXTRA_MODES = {
 @contextlib.contextmanager
 def _block_options(options: dict | None):
     """Make the script's ``b.recompute()`` calls pass ``options``."""
-    from paddle_recompute.mindspore import nn
+    from paddle_mindspore import nn
 
     if not options:
         yield
@@ -81,7 +81,7 @@ class _BackwardGradOperation:
 @contextlib.contextmanager
 def _grad_engine(backward: bool):
     """Swap ``ops.GradOperation`` for :class:`_BackwardGradOperation` while the script runs."""
-    from paddle_recompute.mindspore import ops
+    from paddle_mindspore import ops
 
     if not backward:
         yield
@@ -100,7 +100,7 @@ def _measure(script: str, options: dict | None = None, backward: bool = False) -
 
     from paddle.base import core
 
-    import paddle_recompute.mindspore as ms
+    import paddle_mindspore as ms
 
     ms.set_seed(0)
     gc.collect()

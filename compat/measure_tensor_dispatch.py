@@ -1,6 +1,6 @@
 """What the MindSpore layer's Tensor members cost plain Paddle code (NOTE [ Caller-scoped Tensor semantics ]).
 
-While ``paddle_recompute.mindspore`` is imported, Paddle's Tensor members whose meanings differ
+While ``paddle_mindspore`` is imported, Paddle's Tensor members whose meanings differ
 in MindSpore dispatch on their caller. This times, in one process and side by side, plain
 Paddle code (a module that does not import the layer) before the layer is imported, with it,
 and after ``uninstall_tensor_methods()``:
@@ -42,7 +42,7 @@ def main() -> None:
         import plain_paddle_probe as plain
 
         before = plain.timings()
-        import paddle_recompute.mindspore as ms
+        import paddle_mindspore as ms
 
         with_layer = plain.timings()
         ms.uninstall_tensor_methods()

@@ -21,7 +21,7 @@ the end of ``paddle.grad``: on 40 tanh(Linear(512)) layers at batch 256, its all
 files read back. So each comes back as the file's pages (``np.memmap``, copy-on-write, handed
 to Paddle through DLPack without a copy): clean file pages, which the kernel can drop and read
 again, not memory of the process's own (the peak: 42.5 MB, the gradients).
-tests/mindspore/test_ms_zoo_saved_on_disk.py asserts it.
+compat/tests/test_ms_zoo_saved_on_disk.py asserts it.
 
 The hooks are ``paddle_recompute.saved_tensors_hooks``: the pair that composes with the
 library's other users of Paddle's one hook slot.

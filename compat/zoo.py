@@ -1,8 +1,8 @@
 """The mindcv 0.3.0 model zoo under the layer, against real MindSpore 2.10's recorded numbers.
 
-    python -m paddle_recompute.mindspore compat/zoo.py [NAME ...] [--family-first] [--limit-s S]
+    paddle-mindspore compat/zoo.py [NAME ...] [--family-first] [--limit-s S]
 
-For every model recorded by compat/record/record_zoo.py (tests/mindspore/recorded/zoo/) it
+For every model recorded by compat/record/record_zoo.py (compat/tests/recorded/zoo/) it
 checks, with the shared protocol of compat/zoo_case.py:
 
 - it builds here;
@@ -43,7 +43,7 @@ from saved_on_disk import saved_on_disk  # noqa: E402
 # up to twice the largest draw seen; the table prints both numbers, so any model near the bound
 # is visible.
 FLOOR_FACTOR = 2.0
-RECORDED = HERE.parent / "tests" / "mindspore" / "recorded" / "zoo"
+RECORDED = HERE / "tests" / "recorded" / "zoo"
 RESULTS = HERE / "zoo_results.json"
 TABLE = HERE / "zoo_results.md"
 # Models that cannot match, and why (found by comparing per-tensor gradients of one step; the row
@@ -305,7 +305,7 @@ def save_row(row, results=RESULTS, table_path=TABLE, recorded=RECORDED):
         rows = sorted(rows.values(), key=lambda r: (r["family"], r["model"]))
         ok = sum(passed(r) for r in rows)
         results.write_text(json.dumps({"passed": ok, "checked": len(rows), "rows": rows}, indent=0) + "\n")
-        title = "# mindcv 0.3.0 zoo under paddle_recompute.mindspore"
+        title = "# mindcv 0.3.0 zoo under paddle_mindspore"
         table_path.write_text(f"{title}\n\n{summary(rows)}\n\n{table(rows)}\n")
 
 

@@ -1,7 +1,7 @@
 """One mindcv model, built, filled, run forward and trained two steps: MindSpore code.
 
 The same file runs under real MindSpore 2.10 (compat/record/record_zoo.py records its results)
-and under the layer (``python -m paddle_recompute.mindspore compat/zoo.py`` compares with
+and under the layer (``paddle-mindspore compat/zoo.py`` compares with
 them), so both sides do exactly the same thing:
 
 - build ``mindcv.create_model(name, num_classes=10)``, dropout and stochastic depth off (their

@@ -3,17 +3,17 @@
 What it shows: this file is MindSpore code as a MindSpore user writes it (``import
 mindspore``, ``nn.Cell`` with ``construct``, ``block.recompute()``, ``value_and_grad``,
 ``nn.Adam``); it does not import Paddle or this library.  Started through the runner, every
-``import mindspore`` resolves to ``paddle_recompute.mindspore``, so it trains on PaddlePaddle
+``import mindspore`` resolves to ``paddle_mindspore``, so it trains on PaddlePaddle
 with MindSpore's recompute calls intact.  The network (residual blocks with dropout, each
 block marked ``.recompute()``) learns one fixed batch, so the loss falls.  It trains twice
 from the same seed, with and without ``.recompute()``, and asserts the losses are
 bit-for-bit equal.
 
-    python -m paddle_recompute.mindspore examples/mindspore_port.py [--steps 5 --blocks 4 --width 32]
+    paddle-mindspore examples/mindspore_port.py [--steps 5 --blocks 4 --width 32]
 
 To port the file for good instead, change its import lines to
-``import paddle_recompute.mindspore as mindspore`` and
-``from paddle_recompute.mindspore import nn, Tensor``.
+``import paddle_mindspore as mindspore`` and
+``from paddle_mindspore import nn, Tensor``.
 
 Output: one line per step with the loss with ``.recompute()`` and without (falling,
 equal), then a line saying they are bit-for-bit equal.  With plain ``python`` (no runner)

@@ -3,7 +3,7 @@
 The names here are the ones used every day.  The planner (profile, plan, apply_plan, ...)
 lives in :mod:`paddle_recompute.planner`, the policies in :mod:`paddle_recompute.policies`,
 the loss-parity kit in :mod:`paddle_recompute.testing`, the MindSpore layer in
-:mod:`paddle_recompute.mindspore`.  ARCHITECTURE.md describes the layers below.
+:mod:`paddle_mindspore`.  ARCHITECTURE.md describes the layers below.
 """
 
 import sys as _sys

@@ -35,7 +35,7 @@ EXAMPLES = {
     "paddleformers_llama": ([PY, "examples/paddleformers_llama.py", "--steps", "3", "--layers", "2",
                              "--hidden", "32", "--seq", "16", "--batch", "2", "--vocab", "64"],
                             "losses with the plan are bit-for-bit equal"),
-    "mindspore_port": ([PY, "-m", "paddle_recompute.mindspore", "examples/mindspore_port.py", "--steps", "3",
+    "mindspore_port": ([PY, "-m", "paddle_mindspore", "examples/mindspore_port.py", "--steps", "3",
                         "--blocks", "2"], "losses with .recompute() are bit-for-bit equal"),
     "loss_parity_ci": ([PY, "-m", "pytest", "-q", "-s", "examples/test_loss_parity_ci.py"], "2 passed"),
     "hybrid_parallel": ([PY, "examples/hybrid_parallel.py", "--steps", "3"],
@@ -62,8 +62,8 @@ STEP_LINE = re.compile(r"^step\s+(\d+)\s+loss\s+([-+0-9.e]+)", re.MULTILINE)
 
 def _run(command: list[str], timeout: int) -> str:
     """Run ``command`` from the repository root on this checkout's package; its stdout."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = dict(os.environ, PYTHONPATH=path)  # this checkout's package, not an installed one
+    path = os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "compat"), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)  # this checkout's packages, not installed ones
     proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"{command} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout

@@ -1,7 +1,7 @@
 # ruff: noqa  (MindSpore's documented code, kept verbatim)
 # The example of MindSpore 2.10's mindspore.recompute docstring, as published.
-# compat/mindspore_originals/a_recompute_docstring.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`);
-# compat/a_recompute_docstring.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
+# compat/mindspore_originals/a_recompute_docstring.py is the original (run it unmodified with `paddle-mindspore`);
+# compat/a_recompute_docstring.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 import numpy as np
 import mindspore.nn as nn
 from mindspore import ops

@@ -4,8 +4,8 @@
 # tutorial's recomputation: b.recompute() on each Block. The newest sample wraps the run in the distributed APIs no_init_parameters and
 # AutoParallel(parallel_mode="semi_auto"); on one device they change nothing and are left out
 # here, as in the tutorial's earlier single-device version.
-# compat/mindspore_originals/c_block_tutorial_recompute.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`);
-# compat/c_block_tutorial_recompute.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
+# compat/mindspore_originals/c_block_tutorial_recompute.py is the original (run it unmodified with `paddle-mindspore`);
+# compat/c_block_tutorial_recompute.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 import numpy as np
 import mindspore
 from mindspore.nn import Cell

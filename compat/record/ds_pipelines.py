@@ -1,5 +1,5 @@
 """Dataset pipelines without shuffling, written against ``mindspore.dataset`` (run by real
-MindSpore in record_datasets.py and by the layer in tests/mindspore/test_ms_dataset.py).
+MindSpore in record_datasets.py and by the layer in compat/tests/test_ms_dataset.py).
 
 Each function takes the folder of make_dataset_files.py and returns a dataset; the outputs
 of ``create_tuple_iterator(output_numpy=True)`` over every row are compared.

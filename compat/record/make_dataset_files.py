@@ -1,6 +1,6 @@
 """Write the small on-disk datasets of the dataset tests (MNIST idx, CIFAR-10 binary, an image folder).
 
-    python compat/record/make_dataset_files.py tests/mindspore/recorded/datasets
+    python compat/record/make_dataset_files.py compat/tests/recorded/datasets
 
 Pixels come from numpy's RandomState(0) (MNIST images carry a bright band of rows that
 depends on the label, so the end-to-end programs have something to learn); images in the
@@ -72,7 +72,7 @@ def imagenet_folder(root: Path, size: int = 32) -> None:
 
 
 def main(argv: list[str]) -> None:
-    out = Path(argv[0] if argv else "tests/mindspore/recorded/datasets")
+    out = Path(argv[0] if argv else "compat/tests/recorded/datasets")
     rng = np.random.RandomState(0)
     mnist(out / "mnist", rng)
     image_folder(out / "folder", rng)

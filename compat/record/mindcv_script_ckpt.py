@@ -1,5 +1,5 @@
 """Checkpoints for mindcv's train.py runs, written with MindSpore's own calls (run it under real
-MindSpore or under ``python -m paddle_recompute.mindspore``):
+MindSpore or under ``paddle-mindspore``):
 
     mindcv_script_ckpt.py init  DST            # shufflenet_v2_x0_5, 3 classes, set_seed(1)
     mindcv_script_ckpt.py ema   SRC DST        # SRC's entries plus "ema.<name>" copies

@@ -1,7 +1,7 @@
 """Run mindcv's own train.py and validate.py (compat/mindcv_scripts/, unmodified) and read
 back what they wrote. Shared by the recorder (``record_mindcv_script.py``, the commands under
-real MindSpore 2.10) and ``tests/mindspore/test_ms_mindcv_train_script.py`` (the same commands
-under ``python -m paddle_recompute.mindspore``).
+real MindSpore 2.10) and ``compat/tests/test_ms_mindcv_train_script.py`` (the same commands
+under ``paddle-mindspore``).
 
 The reading side uses the layer's ``load_checkpoint`` and summary reader (both read MindSpore's
 own files; tested against recordings), so it runs in the project's environment either way.
@@ -60,7 +60,7 @@ def read_validate(stdout: str) -> dict:
 
 def final_weights(ckpt: Path) -> dict:
     """The kept entries in full, every entry's abs-sum (float64)."""
-    from paddle_recompute.mindspore import load_checkpoint
+    from paddle_mindspore import load_checkpoint
 
     params = {k: np.asarray(v.numpy(), np.float64) for k, v in load_checkpoint(str(ckpt)).items()}
     return {"kept": {k: params[k].ravel().tolist() for k in KEPT},
@@ -70,7 +70,7 @@ def final_weights(ckpt: Path) -> dict:
 def read_train(out: Path) -> dict:
     """What train.py wrote to ``out``: the logged step losses and rates (6 decimals), validation
     accuracies, the summary's epoch losses (float32 in full), file names, final weights."""
-    from paddle_recompute.mindspore.train.summary import read_events
+    from paddle_mindspore.train.summary import read_events
 
     log = (out / "rank0.log").read_text()
     steps = _STEP.findall(log)

@@ -4,7 +4,7 @@
 Each case is Python source run with ``ms``, ``nn``, ``ops``, ``Tensor``, ``Parameter`` and
 ``np`` in scope, plus the fixed inputs of :func:`inputs`; it sets ``result``. The recorder
 stores what MindSpore 2.10 gives (values, shape, dtype, Python type, or the exception type);
-the tests run the same source on ``paddle_recompute.mindspore`` and compare.
+the tests run the same source on ``paddle_mindspore`` and compare.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ of a grad-flagged Cell's forward by a transform over it (``Cell.set_grad``; Batc
 statistics then move once per training step, as in mindcv's ``TrainStep``).
 
 Same form as ms_cases.py (its inputs are in scope). Recorded by
-``record_cases.py --cases ms_cases_grad_hooks tests/mindspore/recorded/k_grad_hook_cases.json``;
-compared by tests/mindspore/test_ms_grad_hooks.py.
+``record_cases.py --cases ms_cases_grad_hooks compat/tests/recorded/k_grad_hook_cases.json``;
+compared by compat/tests/test_ms_grad_hooks.py.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ hue shift and expanded rotation of the dataset's vision transforms at fixed para
 
 Same form as ms_cases.py (its inputs are in scope); the sources ``import mindcv`` (under the
 runner's import alias here). Recorded by
-``record_cases.py --cases ms_cases_mindcv tests/mindspore/recorded/i_mindcv_cases.json``.
+``record_cases.py --cases ms_cases_mindcv compat/tests/recorded/i_mindcv_cases.json``.
 """
 
 from __future__ import annotations

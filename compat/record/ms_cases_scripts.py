@@ -7,7 +7,7 @@ Tensors (``StateMonitor``'s EMA validation passes ``param.data``); mindcv's ``Va
 ``Model.eval`` (validate.py) and ``Model.train``, its printed lines compared.
 
 Same form as ms_cases.py (its inputs are in scope); recorded by
-``record_cases.py --cases ms_cases_scripts tests/mindspore/recorded/j_script_cases.json``.
+``record_cases.py --cases ms_cases_scripts compat/tests/recorded/j_script_cases.json``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 samplers, CIFAR-100 and the augmentation transforms.
 
 Same form as ms_cases.py (its inputs are in scope); recorded by
-``record_cases.py --cases ms_cases_training tests/mindspore/recorded/h_training_cases.json``.
+``record_cases.py --cases ms_cases_training compat/tests/recorded/h_training_cases.json``.
 
 Loss scaling: MindSpore 2.10's CPU build has no kernel for the overflow check of its Ascend
 default path (``NPUGetFloatStatusV2``) nor of its GPU path (``FloatStatus``). The recorder

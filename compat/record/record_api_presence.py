@@ -2,7 +2,7 @@
 
     python compat/api_audit.py SOURCE_DIR --json audit.json          # the layer's venv
     /work/msvenv/bin/python compat/record/record_api_presence.py audit.json \
-        tests/mindspore/recorded/mindcv_api_presence.json
+        compat/tests/recorded/mindcv_api_presence.json
 
 For each row of the audit: a module-level name is present when importing the longest
 ``mindspore.<module>`` prefix and reading the rest as attributes succeeds; ``Tensor.<name>`` when

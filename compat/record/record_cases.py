@@ -1,8 +1,8 @@
 """Record what real MindSpore 2.10 gives for every case of ms_cases.py, and its Tensor API.
 
-    python compat/record/record_cases.py tests/mindspore/recorded/g_cases_reference.json
+    python compat/record/record_cases.py compat/tests/recorded/g_cases_reference.json
     python compat/record/record_cases.py --cases ms_cases_training \
-        tests/mindspore/recorded/h_training_cases.json
+        compat/tests/recorded/h_training_cases.json
 
 Also writes ``g_tensor_api.json`` beside it: the public members of ``mindspore.Tensor`` (and the
 four dunders the layer dispatches) and the members only ``mindspore.Parameter`` adds.
@@ -65,7 +65,7 @@ def main(argv):
     if argv[:1] == ["--cases"]:
         module, argv = importlib.import_module(argv[1]), argv[2:]
         _check_overflow_on_cpu(nn.TrainOneStepWithLossScaleCell)
-    out = Path(argv[0] if argv else "tests/mindspore/recorded/g_cases_reference.json")
+    out = Path(argv[0] if argv else "compat/tests/recorded/g_cases_reference.json")
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     ms.set_seed(0)
     record = {"mindspore": ms.__version__, "numpy": np.__version__, "cases": {}}

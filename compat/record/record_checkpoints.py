@@ -1,6 +1,6 @@
 """Record MindSpore 2.10's checkpoint files and what a network gives after loading them.
 
-    /work/msvenv/bin/python compat/record/record_checkpoints.py tests/mindspore/recorded/ckpt
+    /work/msvenv/bin/python compat/record/record_checkpoints.py compat/tests/recorded/ckpt
 
 Writes, for the network of ``ckpt_net.py`` (its weights are drawn by numpy from seed 0 and set
 by name):
@@ -12,7 +12,7 @@ by name):
   ``load_param_into_net`` across a name prefix (``backbone.``, both ways; ``wrapped.ckpt``
   holds the weights times 2 under the prefixed names), and
   MindSpore's output after loading ``from_paddle.ckpt`` if that file (written by the layer,
-  see ``tests/mindspore/test_ms_checkpoint.py``) is present.
+  see ``compat/tests/test_ms_checkpoint.py``) is present.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def into(net, path, **kwargs):
 
 
 def main(argv):
-    out = Path(argv[0] if argv else "tests/mindspore/recorded/ckpt")
+    out = Path(argv[0] if argv else "compat/tests/recorded/ckpt")
     out.mkdir(parents=True, exist_ok=True)
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     net = Net()

@@ -1,6 +1,6 @@
 """Record real MindSpore 2.10's outputs for every pipeline of ds_pipelines.py.
 
-    /work/msvenv/bin/python compat/record/record_datasets.py tests/mindspore/recorded/datasets
+    /work/msvenv/bin/python compat/record/record_datasets.py compat/tests/recorded/datasets
 
 Writes ``reference.npz`` (``<pipeline>/<row>/<column>`` arrays) and ``reference.json``
 (column names, dataset sizes, row counts, dtypes) beside the files.
@@ -29,7 +29,7 @@ def with_cifar(root: Path, tmp: Path) -> Path:
 
 
 def main(argv):
-    root = Path(argv[0] if argv else "tests/mindspore/recorded/datasets")
+    root = Path(argv[0] if argv else "compat/tests/recorded/datasets")
     with tempfile.TemporaryDirectory() as tmp:
         arrays, meta = record(with_cifar(root, Path(tmp)))
     np.savez_compressed(root / "reference.npz", **arrays)

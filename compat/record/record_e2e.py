@@ -1,6 +1,6 @@
 """Record real MindSpore 2.10 running the two end-to-end programs, and its own noise floor.
 
-    /work/msvenv/bin/python compat/record/record_e2e.py tests/mindspore/recorded/e2e
+    /work/msvenv/bin/python compat/record/record_e2e.py compat/tests/recorded/e2e
 
 For ``compat/g_tutorial_mnist.py`` (value_and_grad loop) and ``compat/h_model_train.py``
 (``Model.train`` with callbacks and metrics): the initial weights (``<g|h>_init.ckpt``, MindSpore's
@@ -43,9 +43,9 @@ def floor(a, b):
 
 
 def main(argv):
-    out = Path(argv[0] if argv else "tests/mindspore/recorded/e2e")
+    out = Path(argv[0] if argv else "compat/tests/recorded/e2e")
     out.mkdir(parents=True, exist_ok=True)
-    data = COMPAT.parent / "tests" / "mindspore" / "recorded" / "datasets" / "mnist"
+    data = COMPAT / "tests" / "recorded" / "datasets" / "mnist"
     record = {"mindspore": mindspore.__version__}
     for key, (script, network, final) in PROGRAMS.items():
         mindspore.set_seed(1)

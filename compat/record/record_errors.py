@@ -1,8 +1,8 @@
 """Record the exception type MindSpore 2.10 raises for bad arguments to the dataset and train APIs.
 
-    /work/msvenv/bin/python compat/record/record_errors.py tests/mindspore/recorded/errors.json
+    /work/msvenv/bin/python compat/record/record_errors.py compat/tests/recorded/errors.json
 
-``CASES`` is MindSpore code; tests/mindspore/test_ms_train.py runs it under the layer and
+``CASES`` is MindSpore code; compat/tests/test_ms_train.py runs it under the layer and
 expects the same type for every case (``"no error"`` included).
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 from mindspore import nn
 from mindspore.train import Accuracy, CheckpointConfig, LossMonitor, Model, ModelCheckpoint
 
-MNIST = str(Path(__file__).resolve().parents[2] / "tests" / "mindspore" / "recorded" / "datasets" / "mnist")
+MNIST = str(Path(__file__).resolve().parents[1] / "tests" / "recorded" / "datasets" / "mnist")
 
 
 def rows():

@@ -1,6 +1,6 @@
 """Record MindSpore 2.10's metrics on fixed inputs (two ``update`` calls each).
 
-/work/msvenv/bin/python compat/record/record_metrics.py tests/mindspore/recorded/metrics.json
+/work/msvenv/bin/python compat/record/record_metrics.py compat/tests/recorded/metrics.json
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def main(argv):
     loss.update(Tensor(np.array([1.5, 2.5], np.float32)))
     loss.update(Tensor(np.float32(0.25)))
     record["loss"] = float(loss.eval())
-    with open(argv[0] if argv else "tests/mindspore/recorded/metrics.json", "w") as f:
+    with open(argv[0] if argv else "compat/tests/recorded/metrics.json", "w") as f:
         f.write(json.dumps(record, indent=0, sort_keys=True) + "\n")
 
 

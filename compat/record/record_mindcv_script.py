@@ -1,6 +1,6 @@
 """Record mindcv's own train.py and validate.py under real MindSpore 2.10, with its noise floor.
 
-    python compat/record/record_mindcv_script.py tests/mindspore/recorded/mindcv_script
+    python compat/record/record_mindcv_script.py compat/tests/recorded/mindcv_script
 
 Runs in the project's environment and drives MindSpore's (``MS_PYTHON``, default
 /work/msvenv/bin/python, under ``nice -n 19``). Writes ``init-0_0.ckpt`` (MindSpore's initial
@@ -92,4 +92,4 @@ def main(out_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "tests/mindspore/recorded/mindcv_script")
+    main(sys.argv[1] if len(sys.argv) > 1 else "compat/tests/recorded/mindcv_script")

@@ -1,6 +1,6 @@
 """Record real MindSpore's numbers for the GPT and LeNet programs (run with MindSpore 2.10 installed).
 
-    python compat/record/record_models.py tests/mindspore/data
+    python compat/record/record_models.py compat/tests/data
 
 For each program: initial weights drawn by a fixed numpy recipe keyed by MindSpore parameter
 name (``<prog>_weights.npz``), then with those weights, dropout off, in training mode:
@@ -122,7 +122,7 @@ def record(key, out_dir):
     meta = {
         "program": f"compat/mindspore_originals/models/{module_name}.py", "steps": STEPS,
         "mindspore": ms.__version__, "numpy": np.__version__, "python": platform.python_version(),
-        "mode": "PYNATIVE_MODE, CPU", "command": "python compat/record/record_models.py tests/mindspore/data",
+        "mode": "PYNATIVE_MODE, CPU", "command": "python compat/record/record_models.py compat/tests/data",
         "parameter_names": [n for n, _ in build(prog, True).parameters_and_names()],
         "losses_recompute": ref["recompute/losses"].tolist(), "losses_plain": ref["plain/losses"].tolist(),
         "differ_without_recompute": sorted(k.removeprefix("plain/after/") for k in ref
@@ -133,7 +133,7 @@ def record(key, out_dir):
 
 
 def main(argv):
-    out_dir = Path(argv[0] if argv else "tests/mindspore/data")
+    out_dir = Path(argv[0] if argv else "compat/tests/data")
     out_dir.mkdir(parents=True, exist_ok=True)
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     for key in PROGRAMS:

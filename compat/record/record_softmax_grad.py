@@ -1,7 +1,7 @@
 """Record MindSpore 2.10's softmax gradient after a softmax over a last axis of size 1.
 
     /work/msvenv/bin/python compat/record/record_softmax_grad.py \
-        tests/mindspore/recorded/softmax_grad_after_size_one.json
+        compat/tests/recorded/softmax_grad_after_size_one.json
 
 Found on mindcv's mobilevit_xx_small / mobilevit_x_small (their zoo rows): at 64 px the last
 stage's attention is a softmax over one patch, shape (8, 4, 1, 1), and its backward runs first.
@@ -32,7 +32,7 @@ SEQUENCES = {
 }
 
 # the softmax backward of one shape: MindSpore code, run by the recorder's child processes and
-# by tests/mindspore/test_ms_softmax_grad.py under the layer
+# by compat/tests/test_ms_softmax_grad.py under the layer
 SOFTMAX_GRAD = """
 def softmax_grad(shape):
     rng = np.random.default_rng(sum(shape))

@@ -1,7 +1,7 @@
 """Record a MindSpore 2.10 summary file of scalars (the layer's ``SummaryRecord`` must read and
 write the same format).
 
-    /work/msvenv/bin/python compat/record/record_summary.py tests/mindspore/recorded/summary
+    /work/msvenv/bin/python compat/record/record_summary.py compat/tests/recorded/summary
 
 Writes ``ms.summary`` (two steps of the scalars ``loss`` and ``acc``) and ``ms_summary.json``
 (the values written, the file name MindSpore chose).
@@ -24,7 +24,7 @@ VALUES = {3: {"loss": 1.5, "acc": 0.25}, 4: {"loss": 0.5, "acc": 0.75}}
 
 
 def main(argv):
-    out = Path(argv[0] if argv else "tests/mindspore/recorded/summary")
+    out = Path(argv[0] if argv else "compat/tests/recorded/summary")
     out.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp()
     with ms.train.SummaryRecord(folder) as record:

@@ -4,7 +4,7 @@
         [NAME ...]
     /work/msvenv/bin/python compat/record/record_zoo.py --help
 
-Writes ``tests/mindspore/recorded/zoo/<model>.json``: family, input size, parameter table,
+Writes ``compat/tests/recorded/zoo/<model>.json``: family, input size, parameter table,
 initial weight scales, eval logits, two training losses, and the noise floor: the largest
 difference MindSpore shows against itself over two draws of 1e-6 relative weight noise.
 Models already recorded are skipped (the run resumes). A model MindSpore cannot build is
@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import zoo_case  # noqa: E402
 
-OUT = HERE.parents[1] / "tests" / "mindspore" / "recorded" / "zoo"
+OUT = HERE.parent / "tests" / "recorded" / "zoo"
 # Tried first, smallest first; then the model's own input size, then the common ones. 96 and 128
 # serve models that 64 pixels shrink to nothing but that need no fixed size (inception_v4: its
 # valid convolutions need 75 pixels; its own 299 cost about ten times the arithmetic of 96).

@@ -4,7 +4,7 @@
 
 Run under real MindSpore 2.10 after changing compat/record/record_zoo.py or compat/zoo_case.py:
 a change meant to leave the numbers alone (the recorder's memory, its order of work) must give
-every field of ``tests/mindspore/recorded/zoo/<model>.json`` back, ``record_s`` aside. The models
+every field of ``compat/tests/recorded/zoo/<model>.json`` back, ``record_s`` aside. The models
 run one after the other in this one process, as a recording does. Prints SAME or DIFF and the
 fields that differ; exits 1 if any differ. Writes nothing.
 

@@ -2,9 +2,9 @@
 it: mindcv's cosine scheduler with warmup, its AdamW through ``create_optimizer``, its CE loss,
 validation each epoch, top-k checkpoints, the optimizer checkpoint and the summary file.
 
-    python compat/record/state_monitor_train.py tests/mindspore/recorded/state_monitor.json
+    python compat/record/state_monitor_train.py compat/tests/recorded/state_monitor.json
 
-records what real MindSpore 2.10 gives; tests/mindspore/test_ms_mindcv_optim.py imports this
+records what real MindSpore 2.10 gives; compat/tests/test_ms_mindcv_optim.py imports this
 file under the layer's import alias, runs :func:`run` and compares.
 """
 

@@ -1,9 +1,9 @@
 """Where a zoo model's training steps overflow float32: a diagnostic that runs in either framework.
 
     /work/msvenv/bin/python compat/record/zoo_overflow.py NAME [SEED ...]             # MindSpore
-    python -m paddle_recompute.mindspore compat/record/zoo_overflow.py NAME [SEED ...]  # the layer
+    paddle-mindspore compat/record/zoo_overflow.py NAME [SEED ...]  # the layer
 
-For the recorded model NAME (tests/mindspore/recorded/zoo/), built and filled as compat/zoo.py
+For the recorded model NAME (compat/tests/recorded/zoo/), built and filled as compat/zoo.py
 does, with its weights as recorded and then under each SEED's 1e-6 relative weight noise, it
 prints the two training losses, the largest step logit and, per step, how many ``nn.BatchNorm2d``
 inputs hold inf or NaN and the largest finite input (``construct`` is wrapped alike in both
@@ -24,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import record_zoo  # noqa: E402
+
 import zoo_case  # noqa: E402
 
 CALLS: list[tuple[int, float]] = []

@@ -112,9 +112,10 @@ def dropout(model, x):
 
 
 def _ms_net():
-    """A MindSpore Cell with a recomputed Cell and a recomputed Primitive."""
-    from ..mindspore import nn as msnn
-    from ..mindspore import ops as msops
+    """A MindSpore Cell with a recomputed Cell and a recomputed Primitive (the MindSpore layer,
+    a package of its own, is imported only by this workload)."""
+    from paddle_mindspore import nn as msnn
+    from paddle_mindspore import ops as msops
 
     class MsNet(msnn.Cell):
         def __init__(self):
@@ -132,7 +133,7 @@ def _ms_net():
 
 
 def _ms_loss(model, x):
-    from .. import mindspore as ms
+    import paddle_mindspore as ms
 
     loss, grads = ms.value_and_grad(lambda t: (model(t) ** 2).mean(), None, model.trainable_params())(x)
     for p, g in zip(model.trainable_params(), grads, strict=True):

@@ -1,70 +1,53 @@
-"""MindSpore compatibility layer: MindSpore model code, recompute calls included, on Paddle.
+"""``paddle_recompute.mindspore``: the former name of the MindSpore layer, :mod:`paddle_mindspore`.
 
-Use as ``import paddle_recompute.mindspore as mindspore`` (or run an unmodified script with
-``python -m paddle_recompute.mindspore script.py``). See compat/README.md for the API map and
-every semantic difference.
+Kept so that ``python -m paddle_recompute.mindspore SCRIPT.py`` and
+``import paddle_recompute.mindspore as ms`` in existing scripts and CI files keep working.
+``import paddle_recompute`` never imports this module, so recompute alone never loads the layer.
+Importing it imports :mod:`paddle_mindspore` (``pip install -e ".[mindspore]"``) and makes
+``paddle_recompute.mindspore.X`` the very module ``paddle_mindspore.X`` (the same classes, the
+same state); ``python -m`` then runs ``paddle_mindspore``'s own ``__main__``.
 """
 
-from . import amp, boost, common, communication, context, dataset, nn, numpy, ops, train
-from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
-from ._api import recompute
-from ._cell import RecomputeMixin
-from ._dtype import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
-from ._grad import grad, value_and_grad
-from ._jit import jit
-from ._layer_optin import (
-    disable_layer_recompute,
-    enable_layer_recompute,
-    install_layer_recompute,
-    layer_recompute_installed,
-    uninstall_layer_recompute,
-)
-from ._seed import get_seed, set_seed
-from ._surface.install import install_tensor_methods, tensor_methods_installed, uninstall_tensor_methods
-from ._tensor import Parameter, ParameterTuple, Tensor
-from ._validate import MissingAPIError
-from ._validate import missing as _missing
-from .common import dtype
-from .common.sparse_tensor import RowTensor
-from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
-from .train import (
-    Accuracy,
-    Callback,
-    CheckpointConfig,
-    Loss,
-    LossMonitor,
-    Metric,
-    Model,
-    ModelCheckpoint,
-    Precision,
-    Recall,
-    RunContext,
-    TimeMonitor,
-    Top1CategoricalAccuracy,
-    Top5CategoricalAccuracy,
-    TopKCategoricalAccuracy,
-    load_checkpoint,
-    load_param_into_net,
-    save_checkpoint,
-)
+import importlib
+import importlib.abc
+import importlib.util
+import sys
 
-__all__ = [
-    "common", "context", "nn", "ops", "dtype", "recompute", "grad", "value_and_grad", "Tensor", "Parameter",
-    "ParameterTuple", "set_seed", "get_seed", "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE",
-    "bfloat16", "bool_", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-    "RecomputeMixin", "enable_layer_recompute", "disable_layer_recompute", "install_layer_recompute",
-    "uninstall_layer_recompute", "layer_recompute_installed", "install_import_alias",
-    "uninstall_import_alias", "import_alias_installed", "MissingAPIError", "install_tensor_methods",
-    "uninstall_tensor_methods", "tensor_methods_installed", "dataset", "train", "save_checkpoint",
-    "load_checkpoint", "load_param_into_net", "Model", "Callback", "RunContext", "LossMonitor", "TimeMonitor",
-    "ModelCheckpoint", "CheckpointConfig", "Metric", "Accuracy", "Loss", "Precision", "Recall",
-    "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-    "boost", "communication", "numpy", "jit", "RowTensor", "amp",
-]
+try:
+    import paddle_mindspore
+except ImportError as exc:
+    raise ImportError(
+        "paddle_recompute.mindspore is the former name of the MindSpore layer, paddle_mindspore, "
+        f"which cannot be imported ({exc}); install it with: pip install 'paddle-recompute[mindspore]'"
+    ) from exc
+
+_OLD, _NEW = __name__, paddle_mindspore.__name__
 
 
-install_tensor_methods()  # for MindSpore code only: NOTE [ Caller-scoped Tensor semantics ]
+class _SameModule(importlib.abc.Loader):
+    def __init__(self, real: str):
+        self.real = real
+
+    def create_module(self, spec):
+        return importlib.import_module(self.real)
+
+    def exec_module(self, module) -> None:
+        """The real module is already executed."""
 
 
-def __getattr__(name: str):
-    raise _missing("mindspore", name)
+class _OldNames(importlib.abc.MetaPathFinder):
+    """``paddle_recompute.mindspore.X`` -> ``paddle_mindspore.X`` (``__main__`` is found in
+    ``paddle_mindspore``'s folder by the normal finders, so ``runpy`` gets its code)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith(_OLD + ".") or fullname == _OLD + ".__main__":
+            return None
+        real = _NEW + fullname[len(_OLD):]
+        if importlib.util.find_spec(real) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _SameModule(real))
+
+
+if not any(isinstance(finder, _OldNames) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _OldNames())
+sys.modules[_OLD] = paddle_mindspore

@@ -1,6 +1,6 @@
 # ruff: noqa  (MindSpore model code as users write it, kept as is)
-# compat/mindspore_originals/models/f_lenet_train_one_step.py is the original (run it unmodified with `python -m paddle_recompute.mindspore`,
-# or with real MindSpore 2.10); compat/f_lenet_train_one_step.py differs from it only in its import lines (mindspore -> paddle_recompute.mindspore).
+# compat/mindspore_originals/models/f_lenet_train_one_step.py is the original (run it unmodified with `paddle-mindspore`,
+# or with real MindSpore 2.10); compat/f_lenet_train_one_step.py differs from it only in its import lines (mindspore -> paddle_mindspore).
 """LeNet-5 with batch normalisation, trained with WithLossCell + TrainOneStepCell + Momentum, with recomputation.
 
 The network of MindSpore's quick-start tutorial (two valid-padded 5x5 convolutions with ReLU and

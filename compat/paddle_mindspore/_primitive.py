@@ -1,0 +1,72 @@
+"""``ops.Primitive``: an operator object, with MindSpore's ``recompute(mode=True)``.
+
+Subclasses define ``setup`` (the constructor arguments, bound like MindSpore binds them) and
+``compute`` (the Paddle computation). A primitive marked with ``recompute()`` has its
+outputs recomputed in backward instead of stored, see NOTE [ Recipes ] in ``_recipes.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from . import _recipes
+from ._replay import Snapshot
+from ._validate import bind, check_bool
+
+__all__ = ["Primitive"]
+
+
+class Primitive:
+    """Base class of the ``ops`` operator classes.
+
+    Example:
+        >>> from paddle_mindspore import ops
+        >>> relu = ops.ReLU().recompute()
+    """
+
+    random: ClassVar[bool] = False  # draws random numbers: recipes replay the RNG
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self.name = type(self).__name__
+        self.attrs: dict[str, Any] = {}
+        self._recompute = False
+        bound = bind(self.setup, args, kwargs)
+        self.setup(*bound.args, **bound.kwargs)
+
+    def setup(self) -> None:
+        """Store the constructor arguments (override with the real signature)."""
+
+    def compute(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{self.name}.compute")
+
+    def add_prim_attr(self, name: str, value: Any) -> Primitive:
+        self.attrs[name] = value
+        return self
+
+    def recompute(self, mode: bool = True) -> Primitive:
+        """Recompute this operator's output in backward instead of storing it.
+
+        MindSpore honours this in graph mode only; here it always takes effect (inside a
+        Cell's forward or a grad function). Returns ``self``.
+
+        Raises:
+            TypeError: ``mode`` is not a bool (MindSpore's text).
+        """
+        check_bool(mode)
+        self._recompute = mode
+        self.add_prim_attr("recompute", mode)
+        if mode:
+            _recipes.enable()
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not (self._recompute and _recipes.tracking()):
+            return self.compute(*args, **kwargs)
+        snapshot = Snapshot(self.random)
+        out = self.compute(*args, **kwargs)
+        _recipes.register_outputs(out, self.compute, args, kwargs, snapshot)
+        return out
+
+    def __repr__(self) -> str:
+        attrs = ", ".join(f"{k}={v}" for k, v in self.attrs.items())
+        return f"Prim[{self.name}]<{attrs}>" if attrs else f"Prim[{self.name}]"

@@ -1,0 +1,30 @@
+"""``mindspore.train.metrics``: ``Accuracy``, ``Loss``, ``Top1``/``Top5``/``TopKCategoricalAccuracy``,
+``Precision``, ``Recall`` (MindSpore's formulas, on numpy): the classes of ``nn.metrics``, where
+they are defined (``train`` builds on ``nn``)."""
+
+from ..._validate import missing as _missing
+from ...nn.metrics import (
+    Accuracy,
+    Loss,
+    Metric,
+    Precision,
+    Recall,
+    Top1CategoricalAccuracy,
+    Top5CategoricalAccuracy,
+    TopKCategoricalAccuracy,
+)
+
+__all__ = [
+    "Metric",
+    "Accuracy",
+    "Loss",
+    "Precision",
+    "Recall",
+    "TopKCategoricalAccuracy",
+    "Top1CategoricalAccuracy",
+    "Top5CategoricalAccuracy",
+]
+
+
+def __getattr__(name: str):
+    raise _missing("mindspore.train.metrics", name)
