@@ -23,6 +23,8 @@ CALLABLE is called with no arguments and returns (model, inputs), as for `profil
 Prints the plan of paddle_recompute.planner.plan(model, *inputs, budget=BUDGET) and writes
 it as JSON with -o; apply it in a training script with
     paddle_recompute.planner.Plan.load("plan.json").apply(model)
+or check it with `paddle-recompute parity MODULE:CALLABLE --plan plan.json` (the same target).
+--profile FILE plans on a profile saved by `profile MODULE:CALLABLE -o FILE`.
 --plot draws the predicted memory/time frontier of the plan's option kinds (PNG)."""
 
 _POINTS = 24
@@ -34,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", required=True, type=_budget,
                         help="a fraction in (0, 1] of no recompute's activation bytes, or bytes (int)")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the plan as JSON")
+    parser.add_argument("--profile", metavar="FILE", default=None,
+                        help="a profile saved by `paddle-recompute profile ... -o FILE` of the same "
+                             "model and input shapes: plan on it without profiling again")
     parser.add_argument("--plot", metavar="PNG", help="draw the predicted frontier")
     parser.add_argument("--options", default=None,
                         help="comma-separated option kinds (default: every registered kind)")
@@ -65,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
     options = args.options.split(",") if args.options else None
     try:
         rounds = {} if args.final_rounds is None else {"final_rounds": args.final_rounds}
-        result = plan(model, *inputs, budget=args.budget, options=options, **rounds, **kwargs)
+        saved = {} if args.profile is None else {"profile": _load_profile(args.profile)}
+        result = plan(model, *inputs, budget=args.budget, options=options, **rounds, **saved,
+                      **kwargs)
     except (InfeasibleBudget, TypeError, ValueError) as exc:
         message = str(exc)
         raise CLIError(message if message.startswith("plan") else f"plan: {message}") from None
@@ -77,6 +84,15 @@ def run(args: argparse.Namespace) -> int:
         _plot(args.plot, model, inputs, kwargs, result, options)
         print(f"wrote {args.plot}")
     return 0
+
+
+def _load_profile(path: str):
+    from .._planner.profile.result import Profile
+
+    try:
+        return Profile.load(path)
+    except OSError as exc:
+        raise CLIError(f"plan: --profile {path!r}: {exc.strerror or exc}") from None
 
 
 def _plot(path: str, model, inputs, kwargs, chosen, options) -> None:

@@ -23,22 +23,33 @@ CALLABLE is called with no arguments and returns (model, inputs): model is a pad
 or a zero-argument factory building one, inputs a tensor, a tuple of positional inputs, or a
 dict of keyword inputs (e.g. {"input_ids": ids, "labels": ids} for a causal LM).
 Prints the table of paddle_recompute.planner.profile: per block and sublayer, the bytes saved for
-backward, forward time and recompute time."""
+backward, forward time and recompute time. -o saves it for `plan MODULE:CALLABLE --profile FILE`
+(the same target), which then plans without profiling again."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="MODULE:CALLABLE",
                         help="e.g. mypkg.bench:make or path/to/file.py:make")
     parser.add_argument("--json", metavar="FILE", help="write the profile as JSON")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="save the profile (Profile.save) for `plan --profile FILE`")
     parser.add_argument("--device", default=None, help="paddle device, e.g. cpu or gpu:0 (default: Paddle's)")
 
 
 def model_and_inputs(target: str, command: str = "profile") -> tuple[Any, tuple, dict]:
     """Call the user's target; the model (built if a factory was given), its positional and
     its keyword inputs."""
+    return as_model_and_inputs(call_target(target, command), target, command)
+
+
+def as_model_and_inputs(made: Any, target: str, command: str) -> tuple[Any, tuple, dict]:
+    """What ``target`` returned (``made``) as ``model_and_inputs`` returns it.
+
+    Raises:
+        CLIError: it is not ``(model or factory, inputs)``.
+    """
     import paddle
 
-    made = call_target(target, command)
     if not (isinstance(made, tuple) and len(made) == 2):
         raise CLIError(f"{command}: {target} must return (model, inputs), got {type(made).__name__}")
     model, inputs = made
@@ -64,4 +75,7 @@ def run(args: argparse.Namespace) -> int:
         with open(args.json, "w") as fh:
             json.dump(result.to_dict(), fh, indent=2, default=str)
         print(f"wrote {args.json}")
+    if args.output:
+        result.save(args.output)
+        print(f"wrote {args.output}")
     return 0

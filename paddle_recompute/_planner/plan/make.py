@@ -36,6 +36,7 @@ from ..options.ops import ops_wraps
 from ..options.policies import measure_options, policy_wraps
 from ..options.region_overhead import measure_region_overhead
 from ..profile.blocks import layer_table
+from ..profile.files import check_structure, structure_of
 from ..profile.measure import profile as run_profile
 from ..profile.result import Profile
 from ..solvers.blocks import BLOCK_SOLVERS, InfeasibleBudget, Option
@@ -112,7 +113,9 @@ def plan(
         blocks: as in :func:`profile`.
         options: option kinds to consider (default: every registered kind).
         solver: ``"exact"`` (default), ``"greedy"`` or ``"brute_force"``.
-        profile: reuse a :class:`Profile` of the same call instead of profiling again.
+        profile: reuse a :class:`Profile` of the same call instead of profiling again
+            (one from :meth:`Profile.load` too); it must have been made on a model of the
+            same layers and parameters, with inputs of the same shapes and dtypes.
         regions: where regions come from.  ``"tree"`` (the default without ``blocks``):
             any call of any sublayer at any depth (each call of a shared layer on its own)
             and any run of two or more calls each taking the one before's output straight
@@ -130,7 +133,9 @@ def plan(
         A :class:`Plan`; ``plan.apply()`` wires it in.
 
     Raises:
-        TypeError / ValueError: a bad ``budget``, ``options``, ``solver`` or ``final_rounds``.
+        TypeError / ValueError: a bad ``budget``, ``options``, ``solver`` or ``final_rounds``;
+            a ``profile`` made on another model or other input shapes (the first difference
+            is named).
         InfeasibleBudget (a ValueError): the budget is below the least achievable memory,
             which the message names.
 
@@ -149,12 +154,15 @@ def plan(
     _rounds("final_rounds", final_rounds)
     kinds = _kinds(options)
     budget_bytes("plan", budget, 1)  # type and range checks before the (slow) profile
+    roots = find_roots(model_or_fn, sample_inputs, kwargs)
+    layers = layer_table(model_or_fn, roots, blocks)
+    if profile is not None:  # one made on this model and these input shapes, or an error
+        check_structure("plan", "the profile given", profile.structure,
+                        structure_of(layers, (sample_inputs, kwargs)))
     prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
                                                              blocks=blocks, **kwargs)
     budget = budget_bytes("plan", budget, prof.total_bytes)
-    roots = find_roots(model_or_fn, sample_inputs, kwargs)
-    session = Session((model_or_fn, sample_inputs, kwargs), layer_table(model_or_fn, roots, blocks),
-                      roots, prof)
+    session = Session((model_or_fn, sample_inputs, kwargs), layers, roots, prof)
     table = session.table
     # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
     # reference step a round for all of them)
@@ -171,7 +179,9 @@ def plan(
         if calibrate:
             cands = calibrated(session, cands, calibrate)
         plans = _block_plans(prof, table, cands, budget, solver, kinds, final_rounds)
-    return measure_final(session, shortlist(plans, budget), final_rounds)[0]
+    chosen = measure_final(session, shortlist(plans, budget), final_rounds)[0]
+    chosen.structure = prof.structure
+    return chosen
 
 
 def _block_plans(prof: Profile, table: dict, cands: list, budget: int, solver: str, kinds,

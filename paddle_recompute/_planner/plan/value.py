@@ -16,6 +16,7 @@ import paddle
 from ..._entry.routing import Applied, route_forward, routings_of
 from ..options.apply_calls import Run, call_forward
 from ..options.kinds import load_payload, wrap_of, wrapped_forward
+from ..profile.files import check_structure, damaged, read_saved, structure_of, version_stamp
 from ..profile.result import Profile
 
 _MiB = 1024 * 1024
@@ -88,6 +89,8 @@ class Plan:
     choices: list[BlockChoice]
     layers: dict = field(default_factory=dict, repr=False, compare=False)  # name -> Layer
     profile: Profile | None = field(default=None, repr=False, compare=False)
+    # the model it was made for (NOTE [ Saved structure ] in profile/files.py)
+    structure: dict | None = field(default=None, repr=False, compare=False)
     _applied: list = field(default_factory=list, repr=False, compare=False)
 
     def apply(self, model: paddle.nn.Layer | None = None) -> AppliedPlan:
@@ -117,25 +120,34 @@ class Plan:
             >>> Plan.load("plan.json").apply(freshly_built_model)  # doctest: +SKIP
         """
         with open(path, "w") as fh:
-            json.dump({"format": _FORMAT, **self.to_dict()}, fh, indent=1)
+            json.dump({"format": _FORMAT, **version_stamp(), **self.to_dict()}, fh, indent=1)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Plan:
+    def load(cls, path: str | os.PathLike, model: paddle.nn.Layer | None = None) -> Plan:
         """A plan written by :meth:`save`.  It holds no layers: apply it with
         ``plan.apply(model)`` to a model built like the one it was made for.
 
+        Args:
+            path: the file.
+            model: when given, the model it must belong to (checked now, as ``apply`` does).
+
         Raises:
-            ValueError: the file is not a saved plan (or one of another format version).
+            ValueError: the file is not JSON, is cut short, is not a saved plan (or one of
+                another format version), is damaged, or (with ``model``) was made for a
+                model of other layers or parameters: the first difference is named.
+                Warns (``UserWarning``) when it was made with another Paddle version.
         """
-        with open(path) as fh:
-            data = json.load(fh)
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        if found != _FORMAT:
-            raise ValueError(f"Plan.load: {os.fspath(path)!r} is not a plan saved by Plan.save "
-                             f"(expected format {_FORMAT!r}, got {found!r})")
-        fields = {f.name for f in dataclasses.fields(cls)} - {"layers", "profile", "_applied", "choices"}
-        return cls(**{k: data[k] for k in fields},
-                   choices=[BlockChoice.from_dict(c) for c in data["choices"]])
+        data = read_saved("Plan.load", path, _FORMAT, "Plan")
+        fields = {f.name for f in dataclasses.fields(cls)} - {"layers", "profile", "_applied",
+                                                              "choices", "structure"}
+        try:
+            loaded = cls(**{k: data[k] for k in fields}, structure=data.get("structure"),
+                         choices=[BlockChoice.from_dict(c) for c in data["choices"]])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise damaged("Plan.load", path, exc) from None
+        if model is not None:
+            _check_model("Plan.load", f"{os.fspath(path)!r}", loaded, model)
+        return loaded
 
     def __str__(self) -> str:
         lines = [f"{'block':<20} {'option':<24} {'MiB held':>9} {'extra ms':>9}"]
@@ -181,7 +193,9 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
 
     Raises:
         TypeError: ``plan`` is not a Plan or ``model`` not a Layer.
-        ValueError: a planned layer is missing from ``model`` or already wrapped by a plan.
+        ValueError: a planned layer is missing from ``model`` or already wrapped by a plan;
+            ``model`` differs from the model the plan was made for (a layer, a parameter's
+            shape or dtype: the first difference is named).
 
     Example:
         >>> import paddle, paddle_recompute as pr
@@ -196,7 +210,9 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
     if not isinstance(plan, Plan):
         raise TypeError(f"apply_plan: `plan` must be a Plan from paddle_recompute.planner.plan, got "
                         f"{type(plan).__name__}")
-    targets = _targets(model, plan)
+    targets = _targets(model, plan)  # the planned layers first: their errors name them
+    if model is not None:
+        _check_model("apply_plan", "the plan", plan, model)
     by_layer: dict = {}
     for choice, name, layer in targets:
         if any(r.owner == _MARK for r in routings_of(layer)):
@@ -216,6 +232,19 @@ def apply_plan(model: paddle.nn.Layer | None, plan: Plan) -> AppliedPlan:
     handle = AppliedPlan(plan, routings)
     plan._applied.append(handle)
     return handle
+
+
+def _check_model(api: str, source: str, plan: Plan, model) -> None:
+    """The plan's structure against ``model``'s (NOTE [ Saved structure ]); plans made on a
+    function (no root layer ``""``) are checked by their targets' types only."""
+    if not isinstance(model, paddle.nn.Layer):
+        raise TypeError(f"{api}: `model` must be a paddle.nn.Layer or None, got "
+                        f"{type(model).__name__}")
+    saved = plan.structure
+    if saved is None or not any(name == "" for name, _ in saved.get("layers", ())):
+        return
+    here = structure_of({"": model, **dict(model.named_sublayers())})
+    check_structure(api, source, saved, here)
 
 
 def _routed(layer, choices: list, runs: dict, forward):

@@ -46,6 +46,7 @@ from ..harness import clock, sync
 from .blocks import layer_table, resolve_blocks
 from .calls import call_rows
 from .counter import Counter, spans, tensor_key
+from .files import structure_of
 from .result import LayerProfile, Profile
 
 __all__ = ["profile", "nbytes_of"]
@@ -227,7 +228,9 @@ def profile(
                                  r == 0))
     finally:
         set_grad_enabled(grad)
-    return _assemble(runs, layers, block_names, repeats)
+    result = _assemble(runs, layers, block_names, repeats)
+    result.structure = structure_of(layers, (inputs, kwargs))
+    return result
 
 
 def _children(layers: dict, name: str) -> list[str]:

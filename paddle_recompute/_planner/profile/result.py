@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+import os
+from dataclasses import asdict, dataclass, field, fields
+
+from .files import damaged, read_saved, version_stamp
 
 __all__ = ["SavedTensor", "LayerProfile", "CallProfile", "Profile"]
 
@@ -124,6 +127,8 @@ class Profile:
     save_s: float = 0.0  # and its cost per tensor saved inside it (same file)
     # (bytes, blocks) of inputs several blocks take: NOTE [ Shared block inputs ] in profile/measure.py
     shared_inputs: list = field(default_factory=list)
+    # what it was measured on (NOTE [ Saved structure ] in profile/files.py)
+    structure: dict | None = None
 
     @property
     def outside_bytes(self) -> int:
@@ -150,6 +155,39 @@ class Profile:
         """:meth:`to_dict` as a JSON string (``kwargs`` go to ``json.dumps``)."""
         return json.dumps(self.to_dict(), **kwargs)
 
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the profile to ``path`` as JSON; :meth:`load` reads it back, and
+        ``plan(model, *inputs, profile=Profile.load(path))`` plans on it without profiling.
+
+        The operator graphs of the ``ops`` option (``op_profiles``) and their measured
+        points are not written: a plan that needs them records them again.
+
+        Example:
+            >>> prof.save("profile.json")  # doctest: +SKIP
+        """
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "op_profiles"}
+        out = asdict(Profile(**{**out, "op_profiles": {}}))
+        del out["op_profiles"]
+        out["policy_costs"] = {b: {k: v for k, v in costs.items() if not k.startswith(_OPS)}
+                               for b, costs in self.policy_costs.items()}
+        with open(path, "w") as fh:
+            json.dump({"format": _FORMAT, **version_stamp(), **out}, fh, indent=1)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Profile:
+        """A profile written by :meth:`save`.  ``plan(..., profile=...)`` checks that it was
+        made on a model and inputs like the ones it plans for.
+
+        Raises:
+            ValueError: the file is not JSON, is cut short, is not a saved profile, or is
+                damaged.  Warns (``UserWarning``) when it was made with another Paddle version.
+        """
+        data = read_saved("Profile.load", path, _FORMAT, "Profile")
+        try:
+            return _from_dict(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise damaged("Profile.load", path, exc) from None
+
     def table(self, max_depth: int | None = None) -> str:
         """A readable table: one row per layer, indented by depth, blocks marked ``*``."""
         lines = [f"{'layer':<40} {'calls':>5} {'saved MiB':>10} {'self MiB':>9} "
@@ -170,3 +208,23 @@ class Profile:
 
     def __str__(self) -> str:
         return self.table()
+
+
+_FORMAT = "paddle_recompute.profile/1"
+_OPS = "ops:"  # the ``ops`` option's points in policy_costs (options/ops.py), not saved
+
+
+def _from_dict(data: dict) -> Profile:
+    names = {f.name for f in fields(Profile)} - {"op_profiles"}
+    given = {k: data[k] for k in names if k in data}
+    for k in ("total_bytes", "forward_s", "layers", "blocks", "saved", "repeats"):
+        if k not in data:
+            raise KeyError(k)
+    given["layers"] = {n: LayerProfile(**row) for n, row in data["layers"].items()}
+    given["saved"] = [SavedTensor(**{**t, "shape": tuple(t["shape"])}) for t in data["saved"]]
+    given["calls"] = {c: CallProfile(**{**row, "shared_bytes": [tuple(s) for s in row["shared_bytes"]]})
+                      for c, row in data.get("calls", {}).items()}
+    given["policy_costs"] = {b: {k: None if v is None else tuple(v) for k, v in costs.items()}
+                             for b, costs in data.get("policy_costs", {}).items()}
+    given["shared_inputs"] = [(int(n), tuple(names)) for n, names in data.get("shared_inputs", ())]
+    return Profile(**given)
