@@ -32,7 +32,17 @@ class TPBlock(nn.Layer):
         self.norm = nn.LayerNorm(WIDTH)
         self.up = ColumnParallelLinear(WIDTH, HIDDEN, has_bias=True, gather_output=False)
         self.down = RowParallelLinear(HIDDEN, WIDTH, has_bias=True, input_is_parallel=True)
-        self.calls = 0
+        self.tally = [0]
+
+    @property
+    def calls(self) -> int:
+        """Forward runs, reruns included: kept in a list written in place, which a rerun
+        does not put back as it puts back a reassigned attribute (NOTE [ Forward writes ])."""
+        return self.tally[0]
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self.tally[0] = value
 
     def forward(self, x, mask=None, *, scale=None):
         from paddle.distributed.fleet.meta_parallel import get_rng_state_tracker

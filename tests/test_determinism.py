@@ -26,7 +26,17 @@ class Branchy(nn.Layer):
         self.tanh = nn.Tanh()
         self.sigmoid = nn.Sigmoid()
         self.same_shape = same_shape
-        self.calls = 0
+        self.tally = [0]
+
+    @property
+    def calls(self) -> int:
+        """Forward runs, reruns included: kept in a list written in place, which a rerun
+        does not put back as it puts back a reassigned attribute (NOTE [ Forward writes ])."""
+        return self.tally[0]
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self.tally[0] = value
 
     def prefix(self, x):
         return self.lin(x)

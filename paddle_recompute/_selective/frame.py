@@ -213,7 +213,7 @@ class PolicyFrame(Frame):
         """Let ``handle`` carry ``tensor`` if its buffer is kept anyway; True when it does."""
         ptr = tensor.data_ptr()
         if tensor.persistable or ptr in self.kept_ptrs:
-            handle.value = tensor.detach()  # never the tensor itself: see NOTE [ No cycles ]
+            handle.keep(tensor)
             if not tensor.persistable:
                 self.kept_slot(tensor)
                 self.letgo.slot_kept(tensor)
@@ -321,7 +321,7 @@ class PolicyFrame(Frame):
             if j is not None:
                 slots.append(FromInput(j))
             elif all_kept:  # an internal result (layer_norm's mean): keep it too,
-                handle.value = tensor.detach()  # so the operator can be skipped
+                handle.keep(tensor)  # so the operator can be skipped
                 self.kept_slot(tensor)
                 self.refs[index] = dead
                 slots.append(KEPT)
