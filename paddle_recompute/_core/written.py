@@ -71,26 +71,29 @@ def _state_entries(layer):
 
 
 class _Mark:
-    """One layer at forward start."""
+    """One layer at forward start.  (This runs per layer per region call: the tables are
+    copied by C, and most layers have no state entries.)"""
 
     __slots__ = ("layer", "training", "snaps", "versions", "copies", "whole", "first")
 
     def __init__(self, layer):
+        attrs = layer.__dict__
         self.layer = layer
-        self.training = layer.training
-        self.snaps = (dict(layer._buffers), dict(layer._parameters), dict(layer.__dict__))
-        self.versions = [(table, name, t, t._inplace_version()) for table, name, t in _state_entries(layer)]
-        self.whole = isinstance(layer, tuple(_STATEFUL)) if _STATEFUL else False
+        self.training = attrs["training"]
+        self.snaps = (dict(attrs["_buffers"]), dict(attrs["_parameters"]), dict(attrs))
+        versions = [(table, name, t, t._inplace_version()) for table, name, t in _state_entries(layer)]
+        self.versions = versions
+        self.whole = bool(_STATEFUL) and isinstance(layer, tuple(_STATEFUL))
         self.copies = None
         self.first = False
-        if self.versions:  # only state entries can need a copy of their pre-forward value
+        if versions:  # only state entries can need a copy of their pre-forward value
             learned = _LEARNED.get(layer)
             known = None if learned is None else learned.get(self.training)
             self.first = known is None
             if self.whole or self.first:
-                self.copies = {(id(table), name): t.clone() for table, name, t, _ in self.versions}
+                self.copies = {(id(table), name): t.clone() for table, name, t, _ in versions}
             elif known:
-                self.copies = {(id(table), name): t.clone() for table, name, t, _ in self.versions
+                self.copies = {(id(table), name): t.clone() for table, name, t, _ in versions
                                if name in known}
 
     def learn(self, in_place) -> None:
@@ -103,9 +106,15 @@ class _Mark:
             learned[self.training] = frozenset(in_place) | (known or frozenset())
 
     def unchanged(self) -> bool:
-        for table, snap in zip(_tables(self.layer), self.snaps, strict=True):
-            if len(table) != len(snap) or not all(map(_is, table.values(), snap.values())):
+        buffers, params, attrs = self.snaps
+        layer = self.layer
+        if not _same(layer._buffers, buffers) or not _same(layer._parameters, params):
+            return False
+        try:  # C compares by identity first; only a changed attribute meets ``==``
+            if layer.__dict__ != attrs:
                 return False
+        except Exception:  # an ``==`` that does not give a bool (an array): changed
+            return False
         for _, _, t, version in self.versions:
             if t._inplace_version() != version:
                 return False
@@ -133,6 +142,12 @@ class _Mark:
                     out.append((table, name, before))
         if self.first or self.whole:
             self.learn(in_place)
+
+
+def _same(table, snap: dict) -> bool:
+    """Whether ``table`` holds the objects ``snap`` did (by identity: tensors' ``==`` is
+    elementwise)."""
+    return len(table) == len(snap) and (not snap or all(map(_is, table.values(), snap.values())))
 
 
 def _differs(copy, t) -> bool:
