@@ -13,15 +13,20 @@ types says which: a region watches every layer it can reach (``ForwardState.laye
   buffer and each parameter that gets no gradient (its state entries).  That is cheap; a
   value is copied only where an in-place write must be undone (below).
 - After the forward (:meth:`Watch.done`): an entry whose identity changed was reassigned, and
-  the rerun gets the old object back; an entry written in place gets a copy of its
-  pre-forward value, taken at forward start.
-- Which entries a forward writes in place is learned per layer instance and training flag: the
-  first watched forward copies every state entry and keeps the copies of the ones written,
-  by version or by value (Paddle's ``batch_norm`` writes its running statistics without
-  moving their version); later forwards copy only those, and always restore them.  An entry
+  the rerun gets the old object back; an entry written in place by an operator that moves
+  its version (``paddle.assign(..., output=)``, ``x.add_()``: spectral norm's power
+  iteration) gets a copy of its pre-forward value, taken at forward start and held until
+  the rerun.  Paddle's ``batch_norm`` kernel writes its running statistics in place without
+  moving their version, and its output in training does not read them: such an entry, seen
+  by its value, gets a fresh copy of what the forward left at the rerun, which the rerun
+  writes to (nothing held from forward to backward, as for BatchNorm before).
+- Which entries a forward writes in place, and how, is learned per layer instance and
+  training flag: the first watched forward copies every state entry and compares versions
+  and values; later forwards copy only the entries written moving their version.  An entry
   whose version moved but was not learned (a layer that first ran without writing it) has
   no pre-forward copy: the rerun raises ``RecomputeError`` naming the layer and the entry,
-  rather than differentiate another value.
+  rather than differentiate another value.  An attribute reassigned to an equal value
+  counts as unchanged.
 - ``register_stateful_layer`` types are copied whole at every forward start and all their
   entries restored, for writes no version shows (``Tensor.set_value``).
 - Around the rerun (:class:`Rewound`): the written entries hold their pre-forward values (an
@@ -50,8 +55,10 @@ from .layers import _STATEFUL
 __all__ = ["watch", "Watch", "Rewound", "Sandbox"]
 
 _MISSING = object()
+_FRESH = object()  # ``before`` of an entry the rerun writes to a fresh copy of (see NOTE)
+_NONE: frozenset = frozenset()
 _is = operator.is_
-# layer -> {training flag: frozenset of state-entry names it writes in place}
+# layer -> {training flag: (entries written moving their version, entries written without)}
 _LEARNED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -74,7 +81,7 @@ class _Mark:
     """One layer at forward start.  (This runs per layer per region call: the tables are
     copied by C, and most layers have no state entries.)"""
 
-    __slots__ = ("layer", "training", "snaps", "versions", "copies", "whole", "first")
+    __slots__ = ("layer", "training", "snaps", "versions", "copies", "whole", "first", "fresh")
 
     def __init__(self, layer):
         attrs = layer.__dict__
@@ -86,24 +93,31 @@ class _Mark:
         self.whole = bool(_STATEFUL) and isinstance(layer, tuple(_STATEFUL))
         self.copies = None
         self.first = False
+        self.fresh = _NONE
         if versions:  # only state entries can need a copy of their pre-forward value
             learned = _LEARNED.get(layer)
             known = None if learned is None else learned.get(self.training)
             self.first = known is None
             if self.whole or self.first:
                 self.copies = {(id(table), name): t.clone() for table, name, t, _ in versions}
-            elif known:
-                self.copies = {(id(table), name): t.clone() for table, name, t, _ in versions
-                               if name in known}
+            else:
+                held, self.fresh = known
+                if held:
+                    self.copies = {(id(table), name): t.clone() for table, name, t, _ in versions
+                                   if name in held}
 
-    def learn(self, in_place) -> None:
-        """Remember which entries this layer's forwards write in place (in this mode)."""
+    def learn(self, held: set, fresh: set) -> None:
+        """Remember which entries this layer's forwards write in place (in this mode): by an
+        operator that moves their version (``held``: copied at forward start) or by one that
+        does not (``fresh``: the rerun writes to a copy of what the forward left)."""
         learned = _LEARNED.get(self.layer)
         if learned is None:
             learned = _LEARNED[self.layer] = {}
         known = learned.get(self.training)
-        if known is None or not in_place <= known:
-            learned[self.training] = frozenset(in_place) | (known or frozenset())
+        if known is None:
+            learned[self.training] = (frozenset(held), frozenset(fresh))
+        elif not (held <= known[0] and fresh <= known[1]):
+            learned[self.training] = (known[0] | held, known[1] | fresh)
 
     def unchanged(self) -> bool:
         buffers, params, attrs = self.snaps
@@ -124,24 +138,30 @@ class _Mark:
         """Append ``(table, name, before)`` for each entry the forward wrote."""
         layer = self.layer
         copies = self.copies or {}
-        in_place = set()
+        held, fresh = set(), set()
         for table, name, t, version in self.versions:
-            key = (id(table), name)
-            copy = copies.get(key)
-            if copy is None:
-                if t._inplace_version() != version:
-                    unseen.append(f"{type(layer).__name__}.{name}")
-            elif not self.first or t._inplace_version() != version or _differs(copy, t):
-                in_place.add(name)
+            copy = copies.get((id(table), name))
+            moved = t._inplace_version() != version
+            if copy is not None and (moved or self.whole or not self.first):
+                held.add(name)
                 out.append((table, name, _Copy(copy)))
+            elif copy is not None and _differs(copy, t):  # first call, no version moved
+                fresh.add(name)
+                out.append((table, name, _FRESH))
+            elif moved:  # not learned: no copy of the value before
+                unseen.append(f"{type(layer).__name__}.{name}")
+            elif name in self.fresh:
+                fresh.add(name)
+                out.append((table, name, _FRESH))
+        tensors = held | fresh
         for table, snap in zip(_tables(layer), self.snaps, strict=True):
             for name in set(table) | set(snap):
                 before = snap.get(name, _MISSING)
                 if table.get(name, _MISSING) is not before and not (
-                        name in in_place and table is not layer.__dict__):
+                        name in tensors and table is not layer.__dict__):
                     out.append((table, name, before))
         if self.first or self.whole:
-            self.learn(in_place)
+            self.learn(held, fresh)
 
 
 def _same(table, snap: dict) -> bool:
@@ -186,10 +206,10 @@ class Watch:
         """After the forward: keep only what it wrote (and pre-forward values of those)."""
         written, unseen = [], []
         for mark in self.marks:
-            if mark.copies or not mark.unchanged():
+            if mark.copies or mark.fresh or not mark.unchanged():
                 mark.changes(written, unseen)
             elif mark.first:
-                mark.learn(())
+                mark.learn(_NONE, _NONE)
         self.marks = None
         self.written = written
         self.unseen = unseen
@@ -220,7 +240,11 @@ class Rewound:
         try:
             for table, name, before in self.written:
                 current.append((table, name, table.get(name, _MISSING)))
-                _put(table, name, before.value.clone() if type(before) is _Copy else before)
+                if type(before) is _Copy:
+                    before = before.value.clone()
+                elif before is _FRESH:
+                    before = current[-1][2].clone()
+                _put(table, name, before)
         except BaseException:
             self.current = current
             self.__exit__()
@@ -271,7 +295,7 @@ def _known_writes(layer):
     learned = _LEARNED.get(layer)
     if learned is None or (_STATEFUL and isinstance(layer, tuple(_STATEFUL))):
         return None
-    return frozenset().union(*learned.values())
+    return frozenset().union(*(held | fresh for held, fresh in learned.values()))
 
 
 def _put(table: dict, name: str, value) -> None:
