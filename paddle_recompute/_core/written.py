@@ -206,8 +206,11 @@ class Watch:
         """After the forward: keep only what it wrote (and pre-forward values of those)."""
         written, unseen = [], []
         for mark in self.marks:
-            if mark.copies or mark.fresh or not mark.unchanged():
+            if mark.copies or not mark.unchanged():
                 mark.changes(written, unseen)
+            elif mark.fresh:  # written only where no version shows (BatchNorm's statistics)
+                written.extend((table, name, _FRESH) for table, name, _, _ in mark.versions
+                               if name in mark.fresh)
             elif mark.first:
                 mark.learn(_NONE, _NONE)
         self.marks = None
