@@ -58,12 +58,14 @@ class Block(nn.Layer):
         self.norm = nn.LayerNorm(width)
         self.up = ColumnParallelLinear(width, hidden, has_bias=True, gather_output=False)
         self.down = RowParallelLinear(hidden, width, has_bias=True, input_is_parallel=True)
-        self.calls = 0  # forward runs: a recomputed block runs again in backward
+        # forward runs (a recomputed block runs again in backward), in a list written in place:
+        # a rerun puts back the attributes a forward reassigns (``self.calls += 1``)
+        self.calls = [0]
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
         from paddle.distributed.fleet.meta_parallel import get_rng_state_tracker
 
-        self.calls += 1
+        self.calls[0] += 1
         h = F.gelu(self.up(self.norm(x)))
         with get_rng_state_tracker().rng_state():  # each rank drops from its own slice
             h = F.dropout(h, 0.1)
@@ -105,7 +107,7 @@ def train(args, region) -> tuple[list[float], dict, list[int]]:
         optimizer.clear_grad()
         losses.append(float(loss))
     params = {name: p.numpy() for name, p in model.named_parameters()}
-    return losses, params, [block.calls for block in model.blocks]
+    return losses, params, [block.calls[0] for block in model.blocks]
 
 
 def test_only_cpu_setup() -> None:

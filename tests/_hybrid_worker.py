@@ -14,6 +14,7 @@ import gc
 import numpy as np
 import paddle
 import paddle.nn.functional as F
+from _rc_helpers import RunCount
 from paddle import nn
 
 STEPS = 3
@@ -32,7 +33,8 @@ class TPBlock(nn.Layer):
         self.norm = nn.LayerNorm(WIDTH)
         self.up = ColumnParallelLinear(WIDTH, HIDDEN, has_bias=True, gather_output=False)
         self.down = RowParallelLinear(HIDDEN, WIDTH, has_bias=True, input_is_parallel=True)
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def forward(self, x, mask=None, *, scale=None):
         from paddle.distributed.fleet.meta_parallel import get_rng_state_tracker

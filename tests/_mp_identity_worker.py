@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import paddle
 import paddle.nn.functional as F
+from _rc_helpers import RunCount
 from paddle import nn
 
 STEPS, MICRO = 3, 2
@@ -63,6 +64,8 @@ class FP8StyleLinear(paddle.autograd.PyLayer):
 
 
 class Block(nn.Layer):
+    calls = RunCount()  # forward runs, reruns included
+
     def __init__(self):
         super().__init__()
         from paddle.distributed.fleet.meta_parallel import ColumnParallelLinear, RowParallelLinear
@@ -70,7 +73,6 @@ class Block(nn.Layer):
         self.up = ColumnParallelLinear(WIDTH, HIDDEN, has_bias=True, gather_output=False)
         self.mid = self.create_parameter([HIDDEN // 2, HIDDEN // 2])
         self.down = RowParallelLinear(HIDDEN, WIDTH, has_bias=True, input_is_parallel=True)
-        self.calls = 0
 
     def forward(self, x):
         self.calls += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import random
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -152,13 +153,35 @@ def requires_grad(t: paddle.Tensor) -> paddle.Tensor:
     return t
 
 
+
+class RunCount:
+    """Descriptor: ``self.calls += 1`` in a forward counts every run, reruns included.
+
+    A rerun puts back the attributes a forward writes on its layers (NOTE [ Forward
+    writes ]), so a plain ``int`` attribute counts once per step, as without recompute; the
+    counts live here, outside the layers, where a rerun does not look.
+    """
+
+    def __init__(self):
+        self.counts = weakref.WeakKeyDictionary()
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return self.counts.get(obj, 0)
+
+    def __set__(self, obj, value):
+        self.counts[obj] = value
+
+
 class Counting(nn.Layer):
     """Wraps a layer and counts how often its forward runs."""
 
     def __init__(self, inner: nn.Layer):
         super().__init__()
         self.inner = inner
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def forward(self, *args, **kwargs):
         self.calls += 1

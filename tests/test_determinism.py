@@ -11,6 +11,7 @@ import re
 
 import paddle
 import pytest
+from _rc_helpers import RunCount
 from paddle import nn
 
 from paddle_recompute import RecomputeError, recompute
@@ -26,7 +27,8 @@ class Branchy(nn.Layer):
         self.tanh = nn.Tanh()
         self.sigmoid = nn.Sigmoid()
         self.same_shape = same_shape
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def prefix(self, x):
         return self.lin(x)

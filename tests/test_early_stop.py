@@ -10,6 +10,7 @@ import time
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import RunCount
 from paddle import nn
 
 from paddle_recompute import recompute
@@ -25,7 +26,8 @@ class SlowTail(nn.Layer):
     def __init__(self, sleep_s: float):
         super().__init__()
         self.sleep_s = sleep_s
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def forward(self, x):
         self.calls += 1

@@ -13,7 +13,7 @@ import random
 import numpy as np
 import paddle
 import pytest
-from _rc_helpers import amp_state, tracer_autocast
+from _rc_helpers import RunCount, amp_state, tracer_autocast
 from paddle import nn
 from paddle.base import core, framework
 
@@ -37,7 +37,8 @@ class Faulty(nn.Layer):
         self.lin = nn.Linear(6, 6)
         self.dropout = nn.Dropout(0.3)
         self.fail_on_call = fail_on_call
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def forward(self, x):
         self.calls += 1

@@ -21,7 +21,7 @@ import numpy as np
 import paddle
 import pytest
 from _nn_table import EXTRAS, LAYERS, Case, Draw, Unrunnable
-from _rc_helpers import seed_all, tensors_in
+from _rc_helpers import RunCount, seed_all, tensors_in
 from paddle import nn
 
 from paddle_recompute import policies, recompute
@@ -52,11 +52,12 @@ def paddle_nn_layer_classes() -> dict[str, type]:
 class _Region(nn.Layer):
     """The region's body: the case's call on its layer, counted."""
 
+    calls = RunCount()  # forward runs, reruns included
+
     def __init__(self, layer: nn.Layer, call):
         super().__init__()
         self.layer = layer
         self.call = call
-        self.calls = 0
 
     def forward(self, *inputs):
         self.calls += 1
@@ -117,7 +118,9 @@ def _plain(name: str) -> dict:
         with paddle.autograd.saved_tensors_hooks(lambda t: saved.append(t.name) or t, lambda t: t):
             region(*inputs)
         plain["saved"] = set(saved)
-        plain["leaves"] = {t.name for t in inputs} | {p.name for p in region.parameters()}
+        held = {p.name for p in region.parameters()} | {b.name for b in region.buffers()}
+        plain["leaves"] = {t.name for t in inputs} | held
+        plain["themselves"] = {t.name for t in inputs if not t.stop_gradient} | held
         _PLAIN[name] = plain
     return _PLAIN[name]
 
@@ -150,9 +153,10 @@ def test_layer_in_a_region_is_exact(name: str, mode: str):
 
 
 def _reruns(mode: str, plain: dict) -> int | None:
-    """Reentrant mode always reruns; non-reentrant when backward needs a saved tensor; a
-    policy region that keeps nothing only for a saved tensor it did not get as an input or
-    parameter.  What a keeping policy reruns depends on the operators (None: not checked;
+    """Reentrant mode always reruns; a non-reentrant region only for a saved tensor that is
+    not an input needing a gradient, a parameter or a buffer (those come back as themselves:
+    NOTE [ Saved leaves ]); a policy region that keeps nothing only for a saved tensor it did
+    not get as an input, parameter or buffer.  What a keeping policy reruns depends on the operators (None: not checked;
     the other three modes prove the rerun)."""
     if mode == "policy_keep":
         return None
@@ -160,7 +164,7 @@ def _reruns(mode: str, plain: dict) -> int | None:
         return 1
     if mode == "policy":
         return int(bool(plain["saved"] - plain["leaves"]))
-    return int(bool(plain["saved"]))
+    return int(bool(plain["saved"] - plain["themselves"]))
 
 
 @pytest.mark.parametrize("name", list(_UNRUNNABLE))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import paddle
 import pytest
-from _rc_helpers import seed_all
+from _rc_helpers import RunCount, seed_all
 from paddle import nn
 
 from paddle_recompute import (
@@ -87,13 +87,14 @@ class GradAddLinear(paddle.autograd.PyLayer):
 class Block(nn.Layer):
     """Two custom-PyLayer projections around a plain Linear and tanh."""
 
+    calls = RunCount()  # forward runs, reruns included
+
     def __init__(self, layer_cls, width: int = 8):
         super().__init__()
         self.layer_cls = layer_cls
         self.w1 = self.create_parameter([width, width])
         self.mid = nn.Linear(width, width)
         self.w2 = self.create_parameter([width, width])
-        self.calls = 0
 
     def forward(self, x):
         self.calls += 1

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import RunCount
 from paddle import nn
 from paddle.base import core
 
@@ -87,7 +88,8 @@ class Counted(nn.Layer):
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(8, 8)
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def forward(self, x):
         self.calls += 1

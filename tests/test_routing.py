@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import RunCount
 from paddle import nn
 
 from paddle_recompute._entry.routing import Routing, route_forward, route_forwards, routings_of
@@ -17,7 +18,8 @@ class Counted(nn.Layer):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def forward(self, x, *, scale=1.0):
         self.calls += 1

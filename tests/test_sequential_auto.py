@@ -3,6 +3,7 @@
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import RunCount
 from paddle import nn
 from paddle.base import core
 
@@ -18,7 +19,8 @@ class Stage(nn.Layer):
         super().__init__()
         self.lin = nn.Linear(width, width)
         self.drop = nn.Dropout(0.2)
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def forward(self, x):
         self.calls += 1

@@ -317,22 +317,45 @@ class StepCounter(nn.Layer):
         return self.fc(x)
 
 
+class HiddenStepCounter(StepCounter):
+    """Counts its calls from the second on with ``set_value``, a write no in-place version
+    shows (the first call, which the watch learns from, writes nothing)."""
+
+    def __init__(self):
+        super().__init__()
+        self.armed = False
+
+    def forward(self, x):
+        if self.training and self.armed:
+            self.calls.set_value((self.calls + 1).numpy())
+        self.armed = True
+        return self.fc(x)
+
+
+def test_in_place_buffer_writes_are_seen_without_registering(use_reentrant):
+    counter = StepCounter()
+    recompute(counter, leaf(2, 3), use_reentrant=use_reentrant).sum().backward()
+    assert counter.calls.item() == 1  # the rerun counted on a copy, put back afterwards
+
+
 def test_register_stateful_layer_freezes_its_buffers(use_reentrant):
     from paddle_recompute._core import layers as _layers
 
-    counter = StepCounter()
     # leaf(...) * 1: a leaf input would stay itself (NOTE [ Saved leaves ]), leaving nothing to rerun
-    recompute(counter, leaf(2, 3) * 1, use_reentrant=use_reentrant).sum().backward()
-    assert counter.calls.item() == 2  # not registered: the recomputation counted too
-
-    register_stateful_layer(StepCounter)
-    try:
-        counter = StepCounter()
+    counter = HiddenStepCounter()
+    for _ in range(2):
         recompute(counter, leaf(2, 3) * 1, use_reentrant=use_reentrant).sum().backward()
+    assert counter.calls.item() == 2  # not registered: the second rerun's write was not seen
+
+    register_stateful_layer(HiddenStepCounter)
+    try:
+        counter = HiddenStepCounter()
+        for _ in range(2):
+            recompute(counter, leaf(2, 3) * 1, use_reentrant=use_reentrant).sum().backward()
         assert counter.calls.item() == 1
         assert counter.fc.weight.grad is not None
     finally:
-        _layers._STATEFUL.remove(StepCounter)
+        _layers._STATEFUL.remove(HiddenStepCounter)
 
 
 def test_register_stateful_layer_rejects_non_layers():

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import RunCount
 from paddle import nn
 
 from paddle_recompute import checkpoint, checkpoint_sequential
@@ -19,7 +20,8 @@ class Counted(nn.Layer):
         super().__init__()
         self.fc = nn.Linear(width, width)
         self.drop = nn.Dropout(0.3)
-        self.calls = 0
+
+    calls = RunCount()  # forward runs, reruns included
 
     def forward(self, x, scale=1.0):
         self.calls += 1

@@ -1,10 +1,5 @@
-"""Find the Layers a recomputed function runs, and keep their running statistics still.
-
-BatchNorm updates its running mean and variance in place on every training-mode call; a
-recomputation would update them a second time.  Recomputation therefore snapshots the
-buffers of stateful layers and writes them back afterwards (only in backward, so the
-forward pays nothing).
-"""
+"""Find the Layers a recomputed function runs (their state is watched by ``written.py``),
+and the types declared stateful by the user."""
 
 from __future__ import annotations
 
@@ -16,17 +11,20 @@ from paddle import nn
 from .identity import ALIAS_OF
 
 __all__ = [
-    "find_roots", "register_stateful_layer", "walk", "freeze_buffers", "restore_buffers",
-    "layer_call_params", "ParamAliases",
+    "find_roots", "register_stateful_layer", "walk", "layer_call_params", "ParamAliases",
 ]
 
-_STATEFUL: list[type] = [nn.layer.norm._BatchNormBase, nn.BatchNorm, nn.SpectralNorm]
+_STATEFUL: list[type] = []
 
 
 def register_stateful_layer(cls: type) -> type:
-    """Declare a Layer type whose buffers change in forward (kept still in recomputation).
+    """Declare a Layer type whose forward writes state in ways no in-place version shows.
 
-    Usable as a class decorator.
+    What a forward writes to its layers' buffers, no-gradient parameters and attributes
+    (in place or by reassignment) is seen without this and put back as it was before the
+    forward for the rerun.  A registered type's buffers and no-gradient parameters are
+    copied at every forward start and all restored, so writes the versions miss
+    (``Tensor.set_value``) are undone too.  Usable as a class decorator.
 
     Raises:
         TypeError: ``cls`` is not a ``paddle.nn.Layer`` subclass.
@@ -123,39 +121,6 @@ def _is_layer_call(function) -> bool:
     if chained is not None:
         return all(_is_layer_call(f) for f in chained)
     return isinstance(getattr(function, "__self__", None), nn.Layer)
-
-
-def freeze_buffers(layers: list) -> list:
-    """Give the stateful training-mode ``layers`` private copies of their state.
-
-    The recomputation updates the copies and :func:`restore_buffers` puts the originals
-    back, never written to: writing them back would bump their in-place version, which
-    the reentrant inner backward checks on the tensors the rerun saved.
-    """
-    saved = []
-    if layers:
-        kinds = tuple(_STATEFUL)
-        for layer in layers:
-            if layer.training and isinstance(layer, kinds):
-                for table, name, t in _state_entries(layer):
-                    table[name] = t.clone()
-                    saved.append((table, name, t))
-    return saved
-
-
-def _state_entries(layer) -> list:
-    """Buffers, and parameters that get no gradient: Paddle's BatchNorm keeps ``_mean`` and
-    ``_variance`` (and SpectralNorm its ``weight_u`` / ``weight_v``) as such parameters."""
-    out = [(layer._buffers, n, b) for n, b in layer._buffers.items() if b is not None]
-    out.extend((layer._parameters, n, p) for n, p in layer._parameters.items()
-               if p is not None and p.stop_gradient)
-    return out
-
-
-def restore_buffers(saved: list) -> None:
-    """Put back the originals that :func:`freeze_buffers` swapped out."""
-    for table, name, original in saved:
-        table[name] = original
 
 
 def _carry_attributes(alias, p) -> None:

@@ -79,6 +79,7 @@ from .identity import Itself, detached, keeps_identity
 from .offload import to_host, to_place
 from .state import ForwardState
 from .stop import Stoppable
+from .versions import first_moved, rerun_input_error, versions
 
 __all__ = ["run_non_reentrant", "EARLY_STOP_MIN_TAIL_NS", "Frame", "Recomputation", "Handle", "clock",
            "rerunning"]
@@ -135,7 +136,7 @@ class Frame:
     __slots__ = (
         "function", "leaves", "spec", "host", "state", "refs", "meta", "storage",
         "early_stop", "check", "last_pack_ns", "end_ns", "trace", "recompute_context", "kept",
-        "leaf_flags",
+        "leaf_flags", "versions",
     )
 
     def __init__(self, function, args, kwargs, *, state, offload=(), check=True, debug=False,
@@ -145,6 +146,7 @@ class Frame:
         self.host = {}
         for _, leaf in offload:
             self.leaves[leaf], self.host[leaf] = to_host(self.leaves[leaf])
+        self.versions = versions(self.leaves)  # NOTE [ Rerun inputs ] in versions.py
         self.state = state
         self.refs = []
         self.meta = []
@@ -241,9 +243,13 @@ class Frame:
             raise RecomputeError(
                 f"{_API}: a rerun was asked for after the region let go of its inputs "
                 f"(saved tensors {sorted(needed)[:8]}); please report this with the model")
+        moved = first_moved(self.leaves, self.versions)
+        if moved >= 0:
+            raise rerun_input_error(_API, self.function, self.spec, moved,
+                                    self.leaves[moved]._inplace_version(), self.versions[moved])
         rec = self.recomputation(needed)
         args, kwargs = self._inputs()
-        with self.state.replayed(), FlagsReplayed(self.leaf_flags):
+        with self.state.replayed(_API), FlagsReplayed(self.leaf_flags):
             if self.recompute_context is None:
                 _run_pushed(rec, rec.stopper.run, (self.function, args, kwargs), {})
             else:
@@ -375,7 +381,7 @@ def run_non_reentrant(
     if not grad_enabled():
         return function(*args, **kwargs)
     forward_context, recompute_context = _contexts(context_fn)
-    state = ForwardState(preserve_rng_state, state_roots)
+    state = ForwardState(preserve_rng_state, state_roots, watch=True)
     frame = (Frame if make_frame is None else make_frame)(
         function, args, kwargs, state=state, offload=offload, check=check, debug=debug,
         recompute_context=recompute_context)

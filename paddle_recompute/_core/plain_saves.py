@@ -25,6 +25,7 @@ faults (``benchmarks/observation.py``).
 from __future__ import annotations
 
 from .errors import retains_graph
+from .versions import modified_in_place
 
 __all__ = ["Plain", "spent"]
 
@@ -45,12 +46,7 @@ class Plain:
             raise spent()
         current = tensor._inplace_version()
         if current != self.version:
-            raise RuntimeError(
-                "(PermissionDenied) Tensor used in gradient computation has been modified by an "
-                f"inplace operation. Its version is {current} but the expected version is "
-                f"{self.version}. Please fix your code to avoid calling an inplace operator after "
-                "using the Tensor which will used in gradient computation."
-            )
+            raise modified_in_place(current, self.version)
         if not retains_graph():
             self.tensor = None
         return tensor

@@ -57,6 +57,7 @@ from .identity import ALIAS_OF, aliasing
 from .layers import ParamAliases, layer_call_params
 from .offload import HostCopy, Stash, path_marker, to_host
 from .state import ForwardState
+from .versions import first_moved, rerun_input_error, versions
 
 __all__ = ["run_reentrant"]
 
@@ -85,7 +86,7 @@ class _Call:
 
     __slots__ = (
         "function", "spec", "n_inputs", "inputs", "stashed", "state", "out_spec", "out_meta",
-        "check", "params", "anchored", "backward_runs", "leaf_keys", "api", "__weakref__",
+        "check", "params", "anchored", "backward_runs", "leaf_keys", "api", "versions", "__weakref__",
     )
 
     def detached_inputs(self) -> list:
@@ -147,10 +148,11 @@ class _RecomputeLayer(PyLayer):
         if frame.inputs is None:  # the guard on the outputs refuses this first
             raise RecomputeError(f"{frame.api} cannot run backward twice through the same region")
         frame.backward_runs += 1
+        _check_versions(frame)
         inputs = frame.detached_inputs()
         args, kwargs = tree.unflatten_call(frame.spec, inputs)
         aliases = ParamAliases(frame.state.layers, frame.params) if frame.params else None
-        with frame.state.replayed(), aliases or _NO_CONTEXT, _ALIASING:
+        with frame.state.replayed(frame.api), aliases or _NO_CONTEXT, _ALIASING:
             out_tensors, _ = tree.flatten(frame.function(*args, **kwargs))
         if frame.check:
             _check_outputs(frame, out_tensors)
@@ -308,6 +310,14 @@ def _partial_grad_inputs():
     return None
 
 
+def _check_versions(frame: _Call) -> None:
+    """Refuse a rerun from inputs written in place since the forward (kept copies aside)."""
+    moved = first_moved(frame.inputs, frame.versions, frame.stashed)
+    if moved >= 0:
+        raise rerun_input_error(frame.api, frame.function, frame.spec, moved,
+                                frame.inputs[moved]._inplace_version(), frame.versions[moved])
+
+
 def _check_outputs(frame: _Call, out_tensors) -> None:
     check_count(frame.api, "output tensors", len(frame.out_meta), len(out_tensors))
     for i, (meta, t) in enumerate(zip(frame.out_meta, out_tensors, strict=True)):  # counts checked above
@@ -335,9 +345,10 @@ def run_reentrant(function, args, kwargs, *, state_roots, preserve_rng_state, of
     frame.function, frame.spec, frame.check, frame.api = function, spec, check, api
     frame.n_inputs = len(tensors)
     frame.inputs = list(tensors)
+    frame.versions = versions(tensors)  # NOTE [ Rerun inputs ] in versions.py
     frame.leaf_keys = [id(t) if t.is_leaf else None for t in tensors]
     frame.stashed = _stash_inputs(frame.inputs, offload, stash)
-    frame.state = ForwardState(preserve_rng_state, state_roots)
+    frame.state = ForwardState(preserve_rng_state, state_roots, watch=True)
     frame.params = layer_call_params(function, frame.state.layers)
     frame.anchored = frame.params is None and _none_needs_grad(tensors)
     frame.backward_runs = 0

@@ -12,7 +12,7 @@ from typing import Any
 
 import paddle
 
-__all__ = ["flatten", "tensors", "unflatten", "flatten_call", "unflatten_call", "map_tensors"]
+__all__ = ["flatten", "tensors", "unflatten", "flatten_call", "unflatten_call", "map_tensors", "leaf_path"]
 
 _Tensor = paddle.Tensor
 # Spec nodes: ("t", i) tensor leaf i; ("v", value) constant; (type, children) container;
@@ -136,3 +136,34 @@ def map_tensors(fn, tree: Any) -> Any:
     if not leaves:
         return tree
     return unflatten(spec, [fn(t) for t in leaves])
+
+
+def leaf_path(spec: Any, index: int) -> str:
+    """Where tensor leaf ``index`` of a :func:`flatten_call` spec sits: ``args[1]``,
+    ``kwargs['mask']``, ``args[0][2]`` (for error messages)."""
+    if spec is _FLAT_CALL:
+        return f"args[{index}]"
+    path = _path(spec, index)
+    if path is None:
+        return f"tensor argument {index}"
+    head, *rest = path
+    return ("args" if head == 0 else "kwargs") + "".join(f"[{p!r}]" for p in rest)
+
+
+def _path(spec: Any, index: int) -> list | None:
+    tag = spec[0]
+    if tag == _LEAF_T:
+        return [] if spec[1] == index else None
+    if tag == _CONST:
+        return None
+    if tag in (_DICT, _MAPPING):
+        keys, children = spec[2], spec[3]
+    elif tag == _NAMED:
+        keys, children = range(len(spec[2])), spec[2]
+    else:
+        keys, children = range(len(spec[1])), spec[1]
+    for key, child in zip(keys, children, strict=True):
+        found = _path(child, index)
+        if found is not None:
+            return [key, *found]
+    return None

@@ -52,7 +52,7 @@ from .._core import tree
 from .._core.check import tensor_meta as _meta
 from .._core.debug import op_label as _label
 from .._core.errors import RecomputeError
-from .._core.identity import detached, keeps_identity
+from .._core.identity import keeps_identity
 from .._core.nonreentrant import Frame, clock
 from .._core.offload import to_host
 from .._core.rng import RngState
@@ -217,7 +217,7 @@ class PolicyFrame(Frame):
             handle.value = tensor
             self.leaf_flags.append((tensor, tensor.stop_gradient))
         elif ptr in self.kept_ptrs:
-            handle.value = detached(tensor)  # never the tensor itself: see NOTE [ No cycles ]
+            handle.keep(tensor)  # a detached view and its version: NOTE [ No cycles ]
             self.kept_slot(tensor)
             self.letgo.slot_kept(tensor)
         elif ptr in self.offloaded and self.offloaded[ptr].alive():
@@ -326,7 +326,7 @@ class PolicyFrame(Frame):
             if j is not None:
                 slots.append(FromInput(j))
             elif all_kept:  # an internal result (layer_norm's mean): keep it too,
-                handle.value = detached(tensor)  # so the operator can be skipped
+                handle.keep(tensor)  # so the operator can be skipped
                 self.kept_slot(tensor)
                 self.refs[index] = dead
                 slots.append(KEPT)

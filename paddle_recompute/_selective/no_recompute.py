@@ -15,27 +15,39 @@ from typing import Any
 from .._core import hooks, tree
 from .._core.errors import RecomputeError
 from .._core.nonreentrant import Frame, Recomputation
+from .._core.plain_saves import Plain
 from .._core.rng import RngState
+from .._core.versions import first_moved, region_name, versions
 
 __all__ = ["no_recompute"]
 
 
 class _KeepFrame:
-    """Saved tensors stay as they are: the activations of a ``no_recompute`` call."""
+    """Saved tensors stay as they are: the activations of a ``no_recompute`` call, checked
+    for in-place writes as plain Paddle checks them (NOTE [ Plain saves ])."""
 
     __slots__ = ()
 
     def pack(self, tensor):
-        return hooks.Kept(tensor)
+        return Plain(tensor)
 
 
 _KEEP = _KeepFrame()
 
 
 class _Record:
-    __slots__ = ("spec", "held", "flags", "rng")
+    __slots__ = ("spec", "held", "flags", "rng", "versions", "function")
 
     def replay(self, replayed):
+        moved = first_moved(self.held, self.versions)
+        if moved >= 0:  # NOTE [ Rerun inputs ] in _core/versions.py
+            raise RecomputeError(
+                f"no_recompute: output {moved} of {region_name(self.function)} was modified by an "
+                f"inplace operation after the call (its version is "
+                f"{self.held[moved]._inplace_version()}, the call left {self.versions[moved]}); "
+                "the recomputation, which reuses the call's outputs, would continue from the "
+                "written values and give wrong gradients. Fix: write to a copy (an out-of-place "
+                "operator) instead of the output.")
         out = []
         for t, flag in zip(self.held, self.flags, strict=True):
             d = t.detach()
@@ -95,6 +107,8 @@ def _record(frame: Frame, function, args, kwargs):
     record = _Record()
     leaves, record.spec = tree.flatten(out)
     record.held = [t.detach() for t in leaves]
+    record.versions = versions(leaves)
+    record.function = function
     record.flags = [t.stop_gradient for t in leaves]
     record.rng = RngState.capture() if frame.state.rng is not None else None
     if frame.kept is None:

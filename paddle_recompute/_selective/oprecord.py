@@ -8,9 +8,11 @@ from __future__ import annotations
 from .._core import ops
 from .._core import tree as _tree
 from .._core.errors import retains_graph
+from .._core.identity import detached
 from .._core.nonreentrant import Handle
 from .._core.offload import to_place
 from .._core.plain_saves import spent
+from .._core.versions import modified_in_place
 
 __all__ = ["KEPT", "INTERNAL", "FromInput", "FromOutput", "OpRecord", "KeepHandle", "Inputs",
            "position", "dead"]
@@ -84,12 +86,19 @@ class KeepHandle(Handle):
     go of it once unpacked unless the backward retains the graph (NOTE [ Plain saves ] in
     ``_core/plain_saves.py``: Paddle holds what a pack hook returned until the graph is freed)."""
 
-    __slots__ = ("value", "place")
+    __slots__ = ("value", "place", "version")
 
     def __init__(self, frame, index: int):
         super().__init__(frame, index)
         self.value = None
         self.place = None
+        self.version = None
+
+    def keep(self, tensor) -> None:
+        """Carry ``tensor`` (a detached view with its ``stop_gradient``: NOTE [ No cycles ],
+        NOTE [ Saved leaves ]) and its in-place version."""
+        self.value = detached(tensor)
+        self.version = tensor._inplace_version()
 
     def unpack(self):
         value = self.value
@@ -97,6 +106,9 @@ class KeepHandle(Handle):
             return self.frame.unpack(self.index)
         if value is _SPENT:
             raise spent()
+        if self.version is not None and value._inplace_version() != self.version:
+            # Paddle's check, which its hooked path skips (NOTE [ Plain saves ])
+            raise modified_in_place(value._inplace_version(), self.version)
         if not retains_graph():
             self.value = _SPENT
         return value if self.place is None else to_place(value, self.place)
