@@ -199,7 +199,8 @@ def _point(prof, unit: str, i: int):
     if i >= len(points):
         return None
     p = points[i]
-    policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, unit)
+    policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, unit,
+                      by_occurrence=True)  # NOTE [ Operator sequences that vary ]
     return (p.memory, (op_prof.overhead_s + p.time) * op_prof.clock_scale), policy
 
 
