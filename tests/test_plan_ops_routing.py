@@ -145,7 +145,7 @@ def test_trains_exactly_on_batches_routed_otherwise(planned):
         for k in params_a:
             np.testing.assert_array_equal(params_b[k], params_a[k], err_msg=k)
     assert [b.calls for b in model.blocks] == [6, 6]  # forward and rerun, each step
-    unprofiled = [str(w.message) for w in caught if "profile does not have" in str(w.message)]
+    unprofiled = [str(w.message) for w in caught if "beyond the calls its profile has" in str(w.message)]
     blocks = [m.split("block ")[1].split(" ")[0] for m in unprofiled]
     assert blocks and len(blocks) == len(set(blocks)), unprofiled  # once per policy
 
@@ -156,3 +156,13 @@ def test_a_policy_by_occurrence_is_a_value():
     assert a == b and hash(a) == hash(b) and b.by_occurrence
     assert a != OpPolicy(("linear", "gelu", "linear"), frozenset({2}), block="moe")
     assert repr(a) == "OpPolicy('moe': keep 1, offload 0 of 3 operators, by occurrence)"
+
+
+def test_an_operator_never_profiled_still_raises():
+    """Another operator is another code path, not another routing: as by position."""
+    lin = nn.Linear(4, 4)
+    x = paddle.randn([2, 4])
+    x.stop_gradient = False
+    other = OpPolicy(("tanh",), frozenset({0}), block="moe", by_occurrence=True)
+    with pytest.raises(pr.RecomputeError, match=r"block 'moe' ran operator #0 'linear'"):
+        pr.recompute(lin, x, use_reentrant=False, policy=other)

@@ -13,9 +13,10 @@ skips its operators and every later position shifts.  A policy made with
 (the k-th ``"linear"`` of the region, ``PolicyInfo.occurrence``) instead of position, so a
 batch whose sequence matches the profile is decided exactly as by position, and a batch
 that skips or adds calls still keeps the profiled calls of each operator it reaches.  A
-call with no profiled counterpart (more calls of an operator than were profiled, or an
-operator the profile never ran) is recomputed, and the policy warns once that its block
-ran operators its profile does not have.  Every decision is exact: a policy region
+call with no profiled counterpart (more calls of an operator than were profiled: an expert
+that had no tokens when profiled gets some) is recomputed, and the policy warns once that
+its block ran calls its profile does not have.  An operator the profile never ran at all
+is another code path or another model, not another routing: that raises, as by position.  Every decision is exact: a policy region
 recomputes exactly whatever it does not keep (NOTE [ Selective recompute ]); what varies
 is only how much a batch holds (an expert with more tokens keeps larger outputs), which
 stays near the plan while the experts' loads are alike.
@@ -42,12 +43,13 @@ class OpPolicy:
         offload: positions whose outputs go to the host until backward.
         block: what the policy was made for (named in errors), e.g. ``"model.layers.0"``.
         by_occurrence: key decisions by operator name and occurrence, not position, and
-            recompute (warning once) calls the profile does not have, for blocks whose
-            operator sequence depends on the batch (NOTE [ Operator sequences that vary ]).
+            recompute (warning once) the calls of profiled operators beyond those profiled,
+            for blocks whose operator sequence depends on the batch (NOTE [ Operator
+            sequences that vary ]).
 
-    Raises (when called, unless ``by_occurrence``):
+    Raises (when called):
         RecomputeError: the region runs another operator at a position, or more operators,
-            than were profiled.
+            than were profiled; with ``by_occurrence``, an operator it never profiled.
 
     Example:
         >>> from paddle_recompute._selective.op_policy import OpPolicy
@@ -81,7 +83,7 @@ class OpPolicy:
         p = info.position
         if p is None:  # asked again for a tagged tensor: positions decide, names do not
             return False
-        if self.by_occurrence:
+        if self.by_occurrence and (info.op, 0) in self._at:  # an operator it profiled
             p = self._at.get((info.op, info.occurrence))
             if p is None:
                 self._warn_unprofiled(info)
@@ -104,8 +106,8 @@ class OpPolicy:
         self._warned.append(info.op)
         warnings.warn(
             f"recompute(policy=OpPolicy): block {self.block!r} ran call #{info.occurrence} of "
-            f"operator {info.op!r}, which its profile does not have (its operators depend on "
-            "the batch, as a mixture of experts' do, or the block changed); such calls are "
+            f"operator {info.op!r}, beyond the calls its profile has (its operators depend on "
+            "the batch, as a mixture of experts' do); such calls are "
             "recomputed, which is exact, but the block may hold other bytes than the plan predicted. "
             "Warned once per policy", UserWarning, stacklevel=2)
 
