@@ -110,6 +110,18 @@ def _train(model, steps, plan=None):
     return out
 
 
+def _assert_same_training(got, ref):
+    """Every step's loss, gradients and parameters bit-equal."""
+    assert len(got) == len(ref)
+    for (loss_a, grads_a, params_a), (loss_b, grads_b, params_b) in zip(ref, got, strict=True):
+        np.testing.assert_array_equal(loss_b, loss_a)
+        assert grads_b.keys() == grads_a.keys() and params_b.keys() == params_a.keys()
+        for k in grads_a:
+            np.testing.assert_array_equal(grads_b[k], grads_a[k], err_msg=k)
+        for k in params_a:
+            np.testing.assert_array_equal(params_b[k], params_a[k], err_msg=k)
+
+
 @pytest.fixture(scope="module")
 def planned():
     model = _net()
@@ -140,13 +152,7 @@ def test_trains_exactly_on_batches_routed_otherwise(planned):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         got = _train(model, 3, plan)
-    for (loss_a, grads_a, params_a), (loss_b, grads_b, params_b) in zip(ref, got):
-        np.testing.assert_array_equal(loss_b, loss_a)
-        assert grads_b.keys() == grads_a.keys() and params_b.keys() == params_a.keys()
-        for k in grads_a:
-            np.testing.assert_array_equal(grads_b[k], grads_a[k], err_msg=k)
-        for k in params_a:
-            np.testing.assert_array_equal(params_b[k], params_a[k], err_msg=k)
+    _assert_same_training(got, ref)
     assert [b.calls for b in model.blocks] == [6, 6]  # forward and rerun, each step
     unprofiled = [str(w.message) for w in caught if "beyond the calls its profile has" in str(w.message)]
     blocks = [m.split("block ")[1].split(" ")[0] for m in unprofiled]
@@ -235,12 +241,6 @@ def test_gpt_oss_plans_with_operator_policies_and_trains_exactly():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # more expert calls than profiled: tested above
         got, runs = _gpt_oss_train(fresh(), plan)
-    for (loss_a, grads_a, params_a), (loss_b, grads_b, params_b) in zip(ref, got, strict=True):
-        np.testing.assert_array_equal(loss_b, loss_a)
-        assert grads_b.keys() == grads_a.keys() and params_b.keys() == params_a.keys()
-        for k in grads_a:
-            np.testing.assert_array_equal(grads_b[k], grads_a[k], err_msg=k)
-        for k in params_a:
-            np.testing.assert_array_equal(params_b[k], params_a[k], err_msg=k)
+    _assert_same_training(got, ref)
     assert [c.block for c in plan.choices] == ["model.layers.0"]
     assert ref_runs == {0: 3} and runs == {0: 6}  # forward and rerun, each step

@@ -11,15 +11,17 @@ experts that got tokens, so its sequence depends on the batch: an expert with no
 skips its operators and every later position shifts.  A policy made with
 ``by_occurrence=True`` (the planner's) keys its decisions by operator name and occurrence
 (the k-th ``"linear"`` of the region, ``PolicyInfo.occurrence``) instead of position, so a
-batch whose sequence matches the profile is decided exactly as by position, and a batch
-that skips or adds calls still keeps the profiled calls of each operator it reaches.  A
+batch whose sequence matches the profile is decided exactly as by position, and in a batch
+that skips or adds calls the k-th call of each operator takes the k-th profiled call's
+decision (another expert's when an earlier expert was skipped: alike in kind, not in size).  A
 call with no profiled counterpart (more calls of an operator than were profiled: an expert
 that had no tokens when profiled gets some) is recomputed, and the policy warns once that
 its block ran calls its profile does not have.  An operator the profile never ran at all
-is another code path or another model, not another routing: that raises, as by position.  Every decision is exact: a policy region
-recomputes exactly whatever it does not keep (NOTE [ Selective recompute ]); what varies
-is only how much a batch holds (an expert with more tokens keeps larger outputs), which
-stays near the plan while the experts' loads are alike.
+is another code path or another model, not another routing: that raises, as by position.
+Every decision is exact: a policy region recomputes exactly whatever it does not keep
+(NOTE [ Selective recompute ]); what varies is only how much a batch holds (an expert with
+more tokens keeps larger outputs), which stays near the plan while the experts' loads are
+alike.
 """
 
 from __future__ import annotations
