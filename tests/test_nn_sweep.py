@@ -156,8 +156,8 @@ def _reruns(mode: str, plain: dict) -> int | None:
     """Reentrant mode always reruns; a non-reentrant region only for a saved tensor that is
     not an input needing a gradient, a parameter or a buffer (those come back as themselves:
     NOTE [ Saved leaves ]); a policy region that keeps nothing only for a saved tensor it did
-    not get as an input, parameter or buffer.  What a keeping policy reruns depends on the operators (None: not checked;
-    the other three modes prove the rerun)."""
+    not get as an input, parameter or buffer.  What a keeping policy reruns depends on the
+    operators (None: not checked; the other three modes prove the rerun)."""
     if mode == "policy_keep":
         return None
     if mode == "reentrant":

@@ -100,12 +100,14 @@ class PolicyFrame(Frame):
     (not a parameter), where the planner counts bytes.
     """
 
-    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags", "lineage", "letgo")
+    __slots__ = ("policy", "ops", "current", "kept_ptrs", "offloaded", "tags", "lineage", "letgo",
+                 "calls_of")
 
     def __init__(self, policy, function, args, kwargs, **fields):
         super().__init__(function, args, kwargs, **fields)
         self.policy = policy
         self.ops = []
+        self.calls_of: dict[str, int] = {}  # operator name -> calls so far (PolicyInfo.occurrence)
         self.current = None
         self.kept_ptrs = {}
         self.letgo = LetGo(self.ops, self.refs, self.kept_ptrs, keeps_everything(policy))
@@ -257,8 +259,11 @@ class PolicyFrame(Frame):
         op.flags = [t.stop_gradient for t in leaves]
         op.versions = [t._inplace_version() for t in leaves]
         op.input_shapes = tuple(tuple(t.shape) for t in inputs())
+        op.occurrence = self.calls_of.get(name, 0)
+        self.calls_of[name] = op.occurrence + 1
         for i, t in enumerate(leaves):
-            info = PolicyInfo(name, None, i, t, op.input_shapes, len(self.ops) - 1)
+            info = PolicyInfo(name, None, i, t, op.input_shapes, len(self.ops) - 1,
+                              op.occurrence)
             answer = answer_of(self.policy, info)
             if answer:
                 self._hold(op, i, t, answer)
@@ -298,7 +303,8 @@ class PolicyFrame(Frame):
         mask = next((t for _, t, _ in op.pending if t.dtype == paddle.uint8), None)
         if mask is None:
             return
-        info = PolicyInfo(op.name, None, 1, mask, op.input_shapes, len(self.ops) - 1)
+        info = PolicyInfo(op.name, None, 1, mask, op.input_shapes, len(self.ops) - 1,
+                          op.occurrence)
         answer = answer_of(self.policy, info)
         remake = dropout_replay.plan(*call, out) if answer else None
         if remake is None:  # not wanted, or no formula matches this kernel bit for bit

@@ -151,10 +151,11 @@ class OpRecord:
 
     __slots__ = ("name", "first", "pending", "slots", "spec", "out_refs", "held", "places",
                  "flags", "versions", "input_shapes", "rng", "skippable", "mask", "remake",
-                 "written", "dead", "out_meta")
+                 "written", "dead", "out_meta", "occurrence")
 
     def __init__(self, name: str, first: int):
         self.name = name
+        self.occurrence = 0  # its number among the region's calls of ``name``, from 0
         self.first = first
         self.pending = []
         self.rng = None

@@ -69,17 +69,20 @@ class PolicyInfo:
             ``"unknown"``).
         position: the operator's number in the region's forward, from 0 (``None`` when
             the question comes from ``tag``).
+        occurrence: the operator's number among the region's calls of the same operator
+            (the third ``"linear"`` is 2), from 0 (``None`` when the question comes from ``tag``).
     """
 
-    __slots__ = ("op", "name", "output_index", "input_shapes", "position", "_tensor")
+    __slots__ = ("op", "name", "output_index", "input_shapes", "position", "occurrence", "_tensor")
 
     def __init__(self, op: str, name: str | None, output_index: int, tensor, input_shapes: tuple,
-                 position: int | None = None):
+                 position: int | None = None, occurrence: int | None = None):
         self.op = op
         self.name = name
         self.output_index = output_index
         self.input_shapes = input_shapes
         self.position = position
+        self.occurrence = occurrence
         self._tensor = tensor
 
     @property

@@ -8,7 +8,9 @@ back; the first plan on a profile records them, later plans reuse them), solves 
 distinct graph's frontier exactly (NOTE [ Operator model ] in
 ``solvers/ops.py``) and offers up to ``MAX_CANDIDATES`` of its points per unit, spread evenly
 over the memory range, each as a region whose :class:`~paddle_recompute._selective.
-op_policy.OpPolicy` keeps the chosen operators' outputs.
+op_policy.OpPolicy` keeps the chosen operators' outputs, keyed by operator name and
+occurrence so that a block whose operators depend on the batch (a mixture of experts'
+experts without tokens) applies it on every batch (NOTE [ Operator sequences that vary ]).
 
 The model ranks the points; the options' costs are then measured like the policy options'
 (``policy_options.measure_options``): interleaved rounds of one forward and backward per
@@ -199,7 +201,8 @@ def _point(prof, unit: str, i: int):
     if i >= len(points):
         return None
     p = points[i]
-    policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, unit)
+    policy = OpPolicy(tuple(o.name for o in op_prof.graph.ops), p.keep, p.offload, unit,
+                      by_occurrence=True)  # NOTE [ Operator sequences that vary ]
     return (p.memory, (op_prof.overhead_s + p.time) * op_prof.clock_scale), policy
 
 
