@@ -11,6 +11,7 @@ import _real_models as rm
 import numpy as np
 import paddle
 import pytest
+from _rc_helpers import RunCount
 from paddle import nn
 
 import paddle_recompute as pr
@@ -35,13 +36,14 @@ class Expert(nn.Layer):
 class MoE(nn.Layer):
     """Top-1 routing; an expert with no tokens runs no operators (as PaddleFormers' experts)."""
 
+    calls = RunCount()  # forward runs, reruns included
+
     def __init__(self):
         super().__init__()
         self.norm, self.gate = nn.LayerNorm(D), nn.Linear(D, E)
         with paddle.no_grad():  # the batch's route hint (feature e for expert e) decides
             self.gate.weight.set_value(self.gate.weight * 0.1 + 3 * paddle.eye(D, E))
         self.experts = nn.LayerList([Expert() for _ in range(E)])
-        self.calls = 0
 
     def forward(self, x):
         self.calls += 1
