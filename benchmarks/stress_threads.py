@@ -40,7 +40,7 @@ def worker(run: int) -> int:
     """One run: reference jobs one after another, then the same jobs in threads."""
     import random
 
-    from paddle_recompute._bench import threads
+    from paddle_recompute.bench import threads
 
     interval = 1e-6 if run % 2 else 1e-5
     mismatches, errors = [], []
@@ -79,7 +79,7 @@ def _one(run: int, timeout: float) -> dict:
 
 
 def _phases() -> dict:
-    from paddle_recompute._bench import threads
+    from paddle_recompute.bench import threads
 
     return threads.PHASES
 
