@@ -80,6 +80,11 @@ def test_this_run_marks_by_the_tables(request, lanes):
     """The collected items of this run carry the markers the tables give them."""
     for item in request.session.items:
         function = getattr(item, "originalname", None) or item.name
-        for marker, table in lanes.LANES.items():
-            expected = lanes.in_table(table, item.path.name, function, item.name)
-            assert (item.get_closest_marker(marker) is not None) == expected, (item.nodeid, marker)
+        expected = lanes.lanes_of(item.path.name, function, item.name)
+        assert {m for m in lanes.LANES if item.get_closest_marker(m)} == expected, item.nodeid
+
+
+def test_processes_and_real_models_are_slow_too(lanes):
+    assert lanes.lanes_of("test_data_parallel.py", "test_x", "test_x") == {"subprocess", "slow"}
+    assert lanes.lanes_of("test_trainer_plan.py", "test_x", "test_x") == {"real_models", "slow"}
+    assert lanes.lanes_of("test_state.py", "test_x", "test_x") == set()
