@@ -52,14 +52,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 import paddle  # noqa: E402
 import paddle.nn.functional as F  # noqa: E402
 
-from paddle_recompute import apply_recompute_granularity, planner, policies  # noqa: E402
-from paddle_recompute._bench import gpt as gpt_model  # noqa: E402
-from paddle_recompute._bench.memory import HostMemory  # noqa: E402
-from paddle_recompute._bench.paddleformers import FAMILIES, causal_lm  # noqa: E402
-from paddle_recompute._entry.routing import route_forwards  # noqa: E402
+from paddle_recompute import apply_recompute_granularity, bench, planner, policies  # noqa: E402
 from paddle_recompute._planner.options.kinds import option_kinds, recompute_forward  # noqa: E402
-from paddle_recompute._planner.plan.final_choice import duel_wins  # noqa: E402
-from paddle_recompute._planner.profile.measure import nbytes_of  # noqa: E402
+from paddle_recompute.bench import FAMILIES, HostMemory, causal_lm, duel_wins, nbytes_of  # noqa: E402
+from paddle_recompute.planner import route_forwards  # noqa: E402
 
 TRANSFORMER_PRESETS = ("full", "full_attn", "core_attn", "selective")
 CLOCK = ["cpu"]  # --clock: "cpu" (process CPU time) or "wall"
@@ -73,11 +69,11 @@ class Subject:
         family = name.removesuffix("_large")
         hidden = args.large_hidden if name.endswith("_large") else args.hidden
         cfg = dict(vocab=args.vocab, hidden=hidden, heads=args.heads, seq=args.seq)
-        self.tokens, self.targets = gpt_model.gpt_batch(gpt_model.GPTConfig(batch=args.batch, **cfg), 0)
+        self.tokens, self.targets = bench.gpt_batch(bench.GPTConfig(batch=args.batch, **cfg), 0)
         self.presets = TRANSFORMER_PRESETS
         if family == "gpt":
             paddle.seed(0)
-            self.model = gpt_model.GPT(gpt_model.GPTConfig(blocks=args.blocks, batch=args.batch,
+            self.model = bench.GPT(bench.GPTConfig(blocks=args.blocks, batch=args.batch,
                                                            dropout=args.dropout, **cfg))
             self.blocks = list(self.model.blocks)
         elif family == "resnet50":
@@ -98,7 +94,7 @@ class Subject:
 
     def outputs(self, inputs):
         if self.name == "gpt":
-            return gpt_model.gpt_loss(self.model(inputs), self.targets)
+            return bench.gpt_loss(self.model(inputs), self.targets)
         if self.name == "resnet50":
             return F.cross_entropy(self.model(inputs), self.targets)
         return self.model(input_ids=inputs, labels=self.targets)
@@ -319,7 +315,7 @@ def print_saved(path: str, png: str | None = None) -> None:
 
 
 def plot(path: str, results: dict) -> None:
-    from paddle_recompute._bench.plot import require_matplotlib
+    from paddle_recompute.bench import require_matplotlib
 
     fig = require_matplotlib()(figsize=(6 * len(results), 5))
     axes = fig.subplots(1, len(results), squeeze=False)[0]

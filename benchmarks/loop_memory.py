@@ -36,8 +36,8 @@ import paddle  # noqa: E402
 from paddle.distributed.fleet.utils import recompute as builtin_recompute  # noqa: E402
 
 from paddle_recompute import recompute  # noqa: E402
-from paddle_recompute._bench.memory import HostMemory  # noqa: E402
-from paddle_recompute._entry.routing import route_forwards  # noqa: E402
+from paddle_recompute.bench import HostMemory  # noqa: E402
+from paddle_recompute.planner import route_forwards  # noqa: E402
 
 MiB = 2**20
 

@@ -40,8 +40,8 @@ import paddle.nn.functional as F  # noqa: E402
 
 import paddle_recompute as pr  # noqa: E402
 from paddle_recompute import policies  # noqa: E402
-from paddle_recompute._bench import harness as gpt_model  # noqa: E402
-from paddle_recompute._bench.harness import GPTConfig, MiB  # noqa: E402
+from paddle_recompute.bench import GPTConfig, MiB  # noqa: E402
+from paddle_recompute.bench import harness as gpt_model  # noqa: E402
 
 TARGETS = {"plan 50%": (0.50, 1.06), "plan 25%": (0.25, 1.12), "save_matmuls": (0.50, 1.06),
            "except_scores+masks": (0.50, 1.06),

@@ -64,9 +64,8 @@ import frontier  # noqa: E402  (this directory: the Llama subject and its step)
 import paddle  # noqa: E402
 
 from paddle_recompute import policies, recompute  # noqa: E402
-from paddle_recompute._bench.memory import HostMemory  # noqa: E402
 from paddle_recompute._planner.options.policy_frame import measured_regions  # noqa: E402
-from paddle_recompute._planner.plan.final_choice import duel_wins  # noqa: E402
+from paddle_recompute.bench import HostMemory, duel_wins  # noqa: E402
 
 CHAIN = 100  # (linear, scale, tanh) triples in the per-operator measurement
 BOUND = 1.015  # the bound: a region that keeps everything costs at most 1.5% more

@@ -21,7 +21,7 @@ import time
 
 import paddle
 
-from paddle_recompute._bench.modes import MODES as BENCH_MODES
+from paddle_recompute.bench import MODES as BENCH_MODES
 
 # the benchmark modes' runners, ``call(block, x)`` (these modes ignore the model)
 MODES = {("plain" if name == "none" else name): BENCH_MODES[name].prepare(None, None)

@@ -42,8 +42,7 @@ import paddle  # noqa: E402
 from paddle import nn  # noqa: E402
 
 from paddle_recompute import planner  # noqa: E402
-from paddle_recompute._bench.memory import HostMemory  # noqa: E402
-from paddle_recompute._planner.profile.measure import nbytes_of  # noqa: E402
+from paddle_recompute.bench import HostMemory, nbytes_of  # noqa: E402
 
 _SIZES = {"inception_v3": 96, "googlenet": 192, "alexnet": 224, "lenet": 28}  # the least each takes
 
@@ -96,7 +95,7 @@ def subject(name: str):
     if name == "twice":
         return _twice(), (paddle.randn([512, 256]),), {}
     if name.startswith("pf_"):
-        from paddle_recompute._bench.paddleformers import causal_lm
+        from paddle_recompute.bench import causal_lm
 
         model = causal_lm(name[3:], vocab=256, hidden=64, heads=4, kv_heads=2, layers=2, positions=64,
                           dropout=0.1)
@@ -166,7 +165,7 @@ def cli(name: str) -> dict:
     import io
     import tempfile
 
-    from paddle_recompute._cli import main as cli_main
+    from paddle_recompute.__main__ import main as cli_main
 
     target = f"{Path(__file__).resolve()}:{name}"
     out: dict = {}

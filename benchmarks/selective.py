@@ -37,8 +37,8 @@ import paddle  # noqa: E402
 
 import paddle_recompute as pr  # noqa: E402
 from paddle_recompute import policies  # noqa: E402
-from paddle_recompute._bench import harness as gpt_model  # noqa: E402
-from paddle_recompute._bench.harness import GPT, GPTConfig, MiB  # noqa: E402
+from paddle_recompute.bench import GPT, GPTConfig, MiB  # noqa: E402
+from paddle_recompute.bench import harness as gpt_model  # noqa: E402
 
 
 def _policy_runner(policy):

@@ -1,7 +1,7 @@
 """Stress test of recompute under threads, in fresh processes (NOTE [ Threads ] in _core/hooks.py).
 
 Each run is a new Python process that trains small models (the workloads of
-``paddle_recompute/_bench/threads.py``, shared with ``tests/test_threads.py``) in threads
+``paddle_recompute/_bench/threads.py``, shared with ``tests/core/test_threads.py``) in threads
 started together, with a tiny switch interval (so the interpreter interleaves them inside
 regions, reruns and hooks), and compares every loss, gradient and final parameter bit for bit with the
 same jobs run one after another in that process.  Two phases per run:
@@ -40,7 +40,7 @@ def worker(run: int) -> int:
     """One run: reference jobs one after another, then the same jobs in threads."""
     import random
 
-    from paddle_recompute._bench import threads
+    from paddle_recompute.bench import threads
 
     interval = 1e-6 if run % 2 else 1e-5
     mismatches, errors = [], []
@@ -79,7 +79,7 @@ def _one(run: int, timeout: float) -> dict:
 
 
 def _phases() -> dict:
-    from paddle_recompute._bench import threads
+    from paddle_recompute.bench import threads
 
     return threads.PHASES
 

@@ -25,7 +25,7 @@ import paddle.distributed as dist
 from paddle_recompute import recompute
 
 # the residual MLP that `paddle-recompute bench --model mlp` measures
-from paddle_recompute._bench.mlp import MLP, MLPConfig, mlp_batch, mlp_loss
+from paddle_recompute.bench import MLP, MLPConfig, mlp_batch, mlp_loss
 
 
 def runner(use_recompute: bool, use_reentrant: bool):

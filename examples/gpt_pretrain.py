@@ -30,9 +30,7 @@ import paddle  # noqa: E402
 from paddle_recompute import recompute  # noqa: E402
 
 # the GPT that `paddle-recompute bench` measures: blocks run as `x = model.runner(block, x)`
-from paddle_recompute._bench.gpt import GPT, GPTConfig, gpt_batch, gpt_loss  # noqa: E402
-from paddle_recompute._bench.memory import HostMemory, MiB  # noqa: E402
-from paddle_recompute._bench.models import quick_config  # noqa: E402
+from paddle_recompute.bench import GPT, GPTConfig, HostMemory, MiB, gpt_batch, gpt_loss, quick_config  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

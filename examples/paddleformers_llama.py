@@ -27,9 +27,7 @@ import numpy as np  # noqa: E402
 import paddle  # noqa: E402
 
 from paddle_recompute import planner  # noqa: E402
-from paddle_recompute._bench.memory import HostMemory, MiB  # noqa: E402
-from paddle_recompute._bench.paddleformers import causal_lm  # noqa: E402
-from paddle_recompute._planner.profile.measure import nbytes_of  # noqa: E402
+from paddle_recompute.bench import HostMemory, MiB, causal_lm, nbytes_of  # noqa: E402
 
 
 def build(args):

@@ -28,9 +28,7 @@ import paddle  # noqa: E402
 import paddle_recompute  # noqa: E402
 
 # the GPT that `paddle-recompute bench` measures
-from paddle_recompute._bench.gpt import GPT, GPTConfig, gpt_batch, gpt_loss  # noqa: E402
-from paddle_recompute._bench.memory import HostMemory, MiB  # noqa: E402
-from paddle_recompute._bench.models import quick_config  # noqa: E402
+from paddle_recompute.bench import GPT, GPTConfig, HostMemory, MiB, gpt_batch, gpt_loss, quick_config  # noqa: E402
 
 
 def train(cfg: GPTConfig, steps: int, budget: float | None) -> tuple[list[float], list[int]]:

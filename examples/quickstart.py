@@ -25,7 +25,7 @@ import paddle  # noqa: E402
 from paddle import nn  # noqa: E402
 
 from paddle_recompute import recompute  # noqa: E402
-from paddle_recompute._bench.memory import HostMemory, MiB  # noqa: E402
+from paddle_recompute.bench import HostMemory, MiB  # noqa: E402
 
 
 class Net(nn.Layer):

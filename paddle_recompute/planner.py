@@ -25,7 +25,7 @@ Example:
     >>> model(x).sum().backward(); handle.remove()
 """
 
-from ._entry.routing import Applied
+from ._entry.routing import Applied, route_forwards
 from ._planner.options.kinds import Candidate, kept_tensors_option, option_kinds, register_option
 from ._planner.options.policies import register_policy_option
 from ._planner.plan.make import plan
@@ -51,4 +51,5 @@ __all__ = [
     "profile",
     "register_option",
     "register_policy_option",
+    "route_forwards",
 ]

@@ -1,4 +1,5 @@
 """Benchmark machinery behind ``paddle-recompute bench``: models, modes, measurement, report.
 
-Private: the command line, ``examples/`` and ``benchmarks/`` use it; its names may change.
+Private: ``paddle_recompute.bench`` re-exports the names ``examples/`` and ``benchmarks/``
+use; the rest may change.
 """

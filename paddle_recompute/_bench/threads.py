@@ -1,4 +1,4 @@
-"""Thread workloads shared by ``tests/test_threads.py`` and ``benchmarks/stress_threads.py``.
+"""Thread workloads shared by ``tests/core/test_threads.py`` and ``benchmarks/stress_threads.py``.
 
 Each workload trains its own small model for a number of steps; its job returns every loss,
 input gradient, the last step's parameter gradients and the final parameters.  Run alone,

@@ -15,7 +15,7 @@ changed by it.
 
 Paddle reads its slot without a lock, from operators that run without the GIL: an operator
 that finds the slot enabled and then reads a hook that ``reset_saved_tensors_hooks`` has
-just cleared dereferences null (the crash seen once in 15 runs of tests/test_threads.py).
+just cleared dereferences null (the crash seen once in 15 runs of tests/core/test_threads.py).
 Installing is safe (Paddle sets the hooks before the enabled flag); removing is not.  So
 the pair is removed only when no other thread can be inside an operator: when no other
 thread runs Python at all (``sys._current_frames()`` holds this thread alone; a new

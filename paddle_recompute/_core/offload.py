@@ -5,7 +5,7 @@ backward applies the strides and offset a saved view had when saved to whatever 
 unpack hook returns: handed a contiguous copy of ``k.transpose(...)`` (saved by
 ``q @ k.transpose(...)``, as in every attention) it computes a wrong gradient for ``q``,
 and handed a copy of a row of an index tensor (``for e in idx``: offset 8 bytes) it fails
-"The size of Holder is not enough" (tests/test_offload.py).  So a view (non-contiguous, or
+"The size of Holder is not enough" (tests/core/test_offload.py).  So a view (non-contiguous, or
 at an offset) is copied as its whole buffer, and the copy is viewed with the original
 shape, strides and offset (``paddle.as_strided``) on each side.
 """

@@ -3,7 +3,7 @@
 Paddle's Python layers reach their kernels through module attribute lookups at call
 time (``F.linear`` -> ``_C_ops.linear``, ``paddle.matmul`` -> ``_C_ops.matmul``,
 ``F.softmax``, ``F.dropout``, ``F.gelu``, ``F.layer_norm``, ``F.conv2d``, ``paddle.bmm``,
-``paddle.einsum``, ``Tensor.reshape`` ...; checked in tests/test_policies.py).  While at
+``paddle.einsum``, ``Tensor.reshape`` ...; checked in tests/selective/test_policies.py).  While at
 least one policy frame (forward or recomputation) is running, every builtin in
 ``paddle._C_ops`` is replaced by a thin wrapper that hands the call to the innermost hook
 frame if that frame observes operators (``observe_op``), and calls the kernel directly

@@ -17,7 +17,7 @@ the class by thin wrappers that hand the call to the same ``observe`` function a
 ``floor_divide``; with a Python number as the other operand, Paddle runs ``scale``
 (``x + 1``, ``x * 0.5``, ``1 - x``), ``div_scale`` (``x / 2``) or ``pow`` (``x ** 2``), and
 those names are used (checked against the grad nodes Paddle builds in
-tests/test_tensor_methods.py).
+tests/core/test_tensor_methods.py).
 Indexing is ``getitem`` (one call that may run ``slice``, ``strided_slice`` or a gather).
 Comparisons, ``__setitem__`` (in place) and copies are left alone: they save nothing a
 policy would keep.  The originals go back when the last region exits (``ops.installed``).

@@ -8,7 +8,7 @@ Paddle's own files are on SOT's skip list: SOT breaks the graph at a call into t
 runs the call eagerly, which is how Paddle's built-in recompute trains under SOT.  So
 this package's directory joins that list (:func:`skip_in_sot`, at import): a region in a
 decorated model, block or function runs eagerly, exactly as without ``to_static``, and
-the code around it is still compiled.  Measured on a 4-block MLP (tests/test_to_static.py):
+the code around it is still compiled.  Measured on a 4-block MLP (tests/core/test_to_static.py):
 the same losses and gradients as no recompute, and the forward holds what Paddle's
 built-in reentrant recompute holds under SOT (1.5 MiB, against 17.5 MiB without recompute).
 

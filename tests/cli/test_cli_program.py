@@ -11,7 +11,7 @@ import pytest
 from paddle_recompute._cli import _env as cli_env
 from paddle_recompute._cli._errors import CLIError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY_MLP = ["--model", "mlp", "--blocks", "2", "--hidden", "32", "--batch", "8"]
 
 

@@ -141,7 +141,7 @@ class _nothing:
 
 def _held(model, args, kwargs) -> int:
     """Bytes a forward holds for backward: allocated after it, less what it returns (the
-    convention of tests/test_plan.py)."""
+    convention of tests/planner/test_plan.py)."""
     gc.collect()
     before = core.host_memory_stat_current_value("Allocated", 0)
     out = model(*args, **kwargs)
@@ -248,7 +248,7 @@ def make():
 
 def test_profile_command_on_llama(tmp_path, capsys):
     path = tmp_path / "mk.py"
-    path.write_text(LLAMA_TARGET.format(tests=str(pathlib.Path(__file__).parent)))
+    path.write_text(LLAMA_TARGET.format(tests=str(pathlib.Path(__file__).parents[1])))
     assert main(["profile", f"{path}:make"]) == 0
     text = capsys.readouterr().out
     assert text.count("(LlamaDecoderLayer) *") == 2, text  # both blocks found and marked

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 observation = pytest.importorskip("observation")  # imports PaddleFormers (test extra)
 
 
@@ -58,7 +58,7 @@ def test_across_processes_judges_the_bound_on_each_fresh_processs_median(tmp_pat
     out = tmp_path / "across.json"
     command = [sys.executable, "benchmarks/observation.py", "--processes", "2", "--rounds", "1",
                "--hidden", "32", "--seq", "16", "--blocks", "2", "--batch", "2", "--json", str(out)]
-    stdout = subprocess.run(command, cwd=Path(__file__).resolve().parent.parent, capture_output=True,
+    stdout = subprocess.run(command, cwd=Path(__file__).resolve().parents[2], capture_output=True,
                             text=True, timeout=600, check=True).stdout
     result = json.loads(out.read_text())
     assert len(result["process_medians"]) == 2 and result["processes_upper95"] == float("inf")

@@ -4,13 +4,13 @@ rounds for the planner's sign test (NOTE [ Final measurement ])."""
 
 import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import frontier  # noqa: E402  (the benchmark script, imported: its verdicts run in this process)
 
 
 def _row(memory, ms):
@@ -19,7 +19,7 @@ def _row(memory, ms):
             "wall_ms": ms}
 
 
-def _report(tmp_path, rival_ms, rival_memory=0.45, extra=()):
+def _report(tmp_path, capsys, rival_ms, rival_memory=0.45, png=None):
     plan_ms = [110.0, 111.0, 109.0, 110.0, 112.0, 110.0]
     rows = {"k=0": _row(1.0, [100.0] * 6), "k=2": _row(0.1, [130.0] * 6),
             "plan 0.5": _row(0.49, plan_ms), "block plan 0.5": _row(rival_memory, rival_ms)}
@@ -28,8 +28,9 @@ def _report(tmp_path, rival_ms, rival_memory=0.45, extra=()):
                                "rows": rows, "plans": {"plan 0.5": ["ops:1"]}}}}
     path = tmp_path / "run.json"
     path.write_text(json.dumps(saved))
-    out = subprocess.run([sys.executable, "benchmarks/frontier.py", "--table", str(path), *extra], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300, check=True).stdout
+    capsys.readouterr()
+    frontier.print_saved(str(path), png)  # what ``frontier.py --table run.json [--plot png]`` prints
+    out = capsys.readouterr().out
     (line,) = [ln for ln in out.splitlines() if ln.startswith("budget 0.5")]
     return line
 
@@ -42,17 +43,17 @@ def _report(tmp_path, rival_ms, rival_memory=0.45, extra=()):
     # slower by the median
     ([112.0] * 6, "none", "none"),
 ])
-def test_beaten_only_beyond_the_rounds_noise(tmp_path, rival_ms, beaten, beyond):
-    line = _report(tmp_path, rival_ms)
+def test_beaten_only_beyond_the_rounds_noise(tmp_path, capsys, rival_ms, beaten, beyond):
+    line = _report(tmp_path, capsys, rival_ms)
     assert f"beaten by: {beaten} (beyond noise: {beyond})" in line, line
 
 
-def test_a_choice_holding_more_memory_never_beats_the_plan(tmp_path):
-    line = _report(tmp_path, [100.0] * 6, rival_memory=0.6)
+def test_a_choice_holding_more_memory_never_beats_the_plan(tmp_path, capsys):
+    line = _report(tmp_path, capsys, [100.0] * 6, rival_memory=0.6)
     assert "beaten by: none (beyond noise: none)" in line, line
 
 
-def test_a_saved_run_is_plotted_again(tmp_path):
+def test_a_saved_run_is_plotted_again(tmp_path, capsys):
     png = tmp_path / "frontier.png"
-    _report(tmp_path, [112.0] * 6, extra=("--plot", str(png)))
+    _report(tmp_path, capsys, [112.0] * 6, png=str(png))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

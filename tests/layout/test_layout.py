@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "paddle_recompute"
 MS_PKG = ROOT / "compat" / "paddle_mindspore"
 

@@ -16,7 +16,7 @@ from paddle_recompute._bench.models import MODELS
 from paddle_recompute._bench.rounds import run_rounds
 from paddle_recompute._cli._progress import progress_bar
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY = {
     "gpt": ["--blocks", "2", "--hidden", "32", "--heads", "2", "--seq", "16", "--batch", "2",
             "--vocab", "64"],

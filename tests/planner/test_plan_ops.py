@@ -33,7 +33,7 @@ def _kwargs(step=0):
 
 
 def _held(model) -> int:
-    """Bytes a forward holds for backward (as tests/test_real_models_plan.py)."""
+    """Bytes a forward holds for backward (as tests/real_models/test_real_models_plan.py)."""
     kwargs = _kwargs()  # made outside the window: the loss keeps the ids (its labels)
     gc.collect()
     before = core.host_memory_stat_current_value("Allocated", 0)
@@ -213,7 +213,7 @@ def make():
 
 def test_plan_command_saves_a_plan_that_trains_exactly(tmp_path, capsys):
     path = tmp_path / "mk.py"
-    path.write_text(LLAMA_TARGET.format(tests=str(pathlib.Path(__file__).parent)))
+    path.write_text(LLAMA_TARGET.format(tests=str(pathlib.Path(__file__).parents[1])))
     out_json, png = tmp_path / "plan.json", tmp_path / "frontier.png"
     assert main(["plan", f"{path}:make", "--budget", "0.5", "-o", str(out_json),
                  "--plot", str(png)]) == 0
@@ -232,7 +232,7 @@ def test_plan_command_saves_a_plan_that_trains_exactly(tmp_path, capsys):
 ])
 def test_plan_command_bad_arguments(args, message, tmp_path, capsys):
     path = tmp_path / "mk2.py"
-    path.write_text(LLAMA_TARGET.format(tests=str(pathlib.Path(__file__).parent)))
+    path.write_text(LLAMA_TARGET.format(tests=str(pathlib.Path(__file__).parents[1])))
     with contextlib.suppress(SystemExit):  # argparse exits 2 on a bad --budget type
         assert main(["plan", f"{path}:make", *args]) == 2
     assert message in capsys.readouterr().err

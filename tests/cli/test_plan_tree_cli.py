@@ -11,7 +11,7 @@ import pytest
 import paddle_recompute as pr
 from paddle_recompute._cli import main
 
-REGIONS = Path(__file__).resolve().parent.parent / "benchmarks" / "regions.py"
+REGIONS = Path(__file__).resolve().parents[2] / "benchmarks" / "regions.py"
 
 
 @pytest.mark.parametrize("name", ["twice", "albert", "squeezenet1_1", "transformer", "pf_llama"])

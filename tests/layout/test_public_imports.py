@@ -1,0 +1,81 @@
+"""Examples and benchmarks are written as a user would write them: they import only public
+names of ``paddle_recompute`` (never a ``_``-prefixed module or name; ``__main__`` is the
+command line's public entry point)."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Benchmarks that instrument the mechanism itself, not the library's use: they time the
+# operator wrappers, count a frame's reruns, or solve on the planner's recorded graph, so
+# they reach below the public surface.  Exact: a new private import fails, and so does an
+# entry that is no longer needed (drop it here).
+INSTRUMENTS = {
+    "benchmarks/frontier.py": {"paddle_recompute._planner.options.kinds"},
+    "benchmarks/observation.py": {"paddle_recompute._planner.options.policy_frame"},
+    "benchmarks/ops_rerun.py": {"paddle_recompute._core.layers", "paddle_recompute._entry.recompute",
+                                "paddle_recompute._planner.harness", "paddle_recompute._planner.options",
+                                "paddle_recompute._planner.options.policy_frame",
+                                "paddle_recompute._planner.profile.blocks",
+                                "paddle_recompute._planner.solvers.ops",
+                                "paddle_recompute._selective.op_policy"},
+    "benchmarks/selective.py": {"paddle_recompute._core", "paddle_recompute._selective"},
+    "benchmarks/thread_cost.py": {"paddle_recompute._core"},
+}
+
+
+def _ours(dotted: str) -> bool:
+    return dotted.split(".")[0] == "paddle_recompute"
+
+
+def _private(dotted: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in dotted.split("."))
+
+
+def private_imports(source: str) -> set[str]:
+    """The private ``paddle_recompute`` modules (or ``module.name`` for a private name) that
+    ``source`` imports, function-level imports included."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if _ours(a.name) and _private(a.name)}
+        elif isinstance(node, ast.ImportFrom) and not node.level and _ours(node.module or ""):
+            if _private(node.module):
+                found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names if _private(a.name)}
+    return found
+
+
+def _scripts(folder: str) -> list[str]:
+    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / folder).glob("*.py"))
+
+
+def test_private_imports_are_found():
+    source = ("import paddle_recompute._core.hooks\nfrom paddle_recompute import _keep\n"
+              "from paddle_recompute.bench import GPT\nfrom paddle_recompute.__main__ import main\n"
+              "def f():\n    from paddle_recompute._bench import gpt\n")
+    assert private_imports(source) == {"paddle_recompute._core.hooks", "paddle_recompute._keep",
+                                       "paddle_recompute._bench"}
+
+
+@pytest.mark.parametrize("script", _scripts("examples"))
+def test_example_imports_only_public_names(script):
+    assert not private_imports((ROOT / script).read_text()), script
+
+
+@pytest.mark.parametrize("script", _scripts("benchmarks"))
+def test_benchmark_imports_only_public_names(script):
+    assert private_imports((ROOT / script).read_text()) == INSTRUMENTS.get(script, set()), script
+
+
+def test_bench_namespace_example_runs():
+    import paddle_recompute.bench
+
+    result = doctest.testmod(paddle_recompute.bench, optionflags=doctest.ELLIPSIS)
+    assert result.attempted and not result.failed
