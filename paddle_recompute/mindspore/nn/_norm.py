@@ -109,7 +109,8 @@ class _BatchNorm(Cell):
         with paddle.no_grad():
             unbiased = variance * (count / max(count - 1, 1))
             for buffer, batch in ((self.moving_mean, mean), (self.moving_variance, unbiased)):
-                paddle.assign(buffer * self.momentum + batch.astype(buffer.dtype) * (1 - self.momentum), buffer)
+                moved = buffer * self.momentum + batch.astype(buffer.dtype) * (1 - self.momentum)
+                paddle.assign(moved, buffer)
 
     def _paddle_kernel(self, x: paddle.Tensor, batch_stats: bool) -> paddle.Tensor:
         """Paddle's kernel, for inputs other than float32 (AMP's float16 and bfloat16)."""
