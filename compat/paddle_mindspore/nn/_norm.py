@@ -18,6 +18,38 @@ from ._params import make_parameter, register_moving
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm"]
 
 
+# NOTE [ MindSpore's BatchNorm arithmetic ]
+# MindSpore 2.10's CPU BatchNorm (float32) normalises as ``(x - mean) * (gamma / sqrt(var + eps))
+# + beta``: in training with the batch's mean and biased variance, in inference with the moving
+# ones (recorded: compat/tests/recorded/batchnorm.json; inference bit-identical). Paddle's CPU
+# kernel computes ``x * a + (beta - mean * a)``, which cancels where a channel's mean is large
+# beside its spread. Inference runs MindSpore's expression. In training Paddle's kernel runs
+# with momentum 0 and zeroed running statistics, so that it writes the batch's mean and
+# variance: its sums, per sample over the spatial positions and then over the samples, are
+# MindSpore's in structure (closer to MindSpore's moving statistics than float64 sums, on the
+# recorded cases and on mindcv's training script); the moving statistics move as MindSpore
+# moves them. Inputs other than float32 keep Paddle's kernel alone.
+
+
+def _channels(x: paddle.Tensor, value: paddle.Tensor) -> paddle.Tensor:
+    """A per-channel ``(C,)`` tensor shaped to broadcast over ``x`` (``(1, C, 1, ...)``)."""
+    return value.reshape([1, x.shape[1]] + [1] * (x.ndim - 2))
+
+
+def _normalise(x, mean, variance, gamma, beta, eps):
+    """``(x - mean) * (gamma / sqrt(variance + eps)) + beta`` with per-channel ``(C,)`` values."""
+    scale = gamma / paddle.sqrt(variance + eps)
+    return (x - _channels(x, mean)) * _channels(x, scale) + _channels(x, beta)
+
+
+def _batch_statistics(x, gamma, beta, eps, layout):
+    """``(out, mean, biased variance)`` of a training forward (NOTE above); statistics ``(C,)``."""
+    mean, variance = paddle.zeros([x.shape[1]], x.dtype), paddle.zeros([x.shape[1]], x.dtype)
+    kernel_out = F.batch_norm(x, mean, variance, weight=gamma, bias=beta, training=True, momentum=0.0,
+                              epsilon=eps, data_format=layout)  # writes the batch's statistics
+    return kernel_out, mean, variance
+
+
 @register_stateful_layer
 class _BatchNorm(Cell):
     """``nn.BatchNorm{1,2}d(num_features, eps=1e-5, momentum=0.9, affine=True, ...)``.
@@ -54,6 +86,25 @@ class _BatchNorm(Cell):
             raise ValueError(f"For '{self.op}', the input must have rank in {list(self.ranks)}, "
                              f"but got {x.ndim}.")
         batch_stats = self.training if self.use_batch_statistics is None else self.use_batch_statistics
+        if x.dtype != paddle.float32:
+            return self._paddle_kernel(x, batch_stats)
+        if not batch_stats:
+            return _normalise(x, self.moving_mean, self.moving_variance, self.gamma, self.beta, self.eps)
+        out, mean, variance = _batch_statistics(x, self.gamma, self.beta, self.eps, self.layouts[x.ndim])
+        self._move(mean, variance, x.size // x.shape[1])
+        return out
+
+    def _move(self, mean: paddle.Tensor, variance: paddle.Tensor, count: int) -> None:
+        """MindSpore 2.10 moves the variance toward the batch's *unbiased* variance (recorded:
+        compat/tests/test_ms_recorded_cases.py)."""
+        with paddle.no_grad():
+            unbiased = variance * (count / max(count - 1, 1))
+            for buffer, batch in ((self.moving_mean, mean), (self.moving_variance, unbiased)):
+                moved = buffer * self.momentum + batch.astype(buffer.dtype) * (1 - self.momentum)
+                paddle.assign(moved, buffer)
+
+    def _paddle_kernel(self, x: paddle.Tensor, batch_stats: bool) -> paddle.Tensor:
+        """Paddle's kernel, for inputs other than float32 (AMP's float16 and bfloat16)."""
         # In training the kernel writes the moving variance in place and saves what it was given
         # for backward: it gets a copy, and the buffer receives MindSpore's value afterwards.
         variance = self.moving_variance.clone() if batch_stats else self.moving_variance
@@ -65,9 +116,8 @@ class _BatchNorm(Cell):
         return out
 
     def _unbiasing(self, x: paddle.Tensor) -> paddle.Tensor:
-        """MindSpore 2.10 moves the variance toward the batch's *unbiased* variance (recorded:
-        compat/tests/test_ms_recorded_cases.py); Paddle's kernel uses the biased one.  The
-        difference, ``(1 - momentum) * biased / (n - 1)``, is what this returns."""
+        """The difference between MindSpore's moving variance (toward the *unbiased* batch
+        variance) and Paddle's kernel's (the biased one): ``(1 - momentum) * biased / (n - 1)``."""
         axes = [0] + list(range(2, x.ndim))
         count = x.size // x.shape[1]
         with paddle.no_grad():
