@@ -28,8 +28,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-import zoo_case  # noqa: E402
 from record_zoo import start_mindspore  # noqa: E402
+
+import zoo_case  # noqa: E402
 
 ZOO = HERE.parents[1] / "tests" / "mindspore" / "recorded" / "zoo"
 STEPS = 4
