@@ -52,8 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 import paddle  # noqa: E402
 import paddle.nn.functional as F  # noqa: E402
 
-from paddle_recompute import apply_recompute_granularity, bench, planner, policies  # noqa: E402
-from paddle_recompute._planner.options.kinds import option_kinds, recompute_forward  # noqa: E402
+from paddle_recompute import apply_recompute_granularity, bench, planner, policies, recompute  # noqa: E402
 from paddle_recompute.bench import FAMILIES, HostMemory, causal_lm, duel_wins, nbytes_of  # noqa: E402
 from paddle_recompute.planner import route_forwards  # noqa: E402
 
@@ -146,8 +145,13 @@ def _preset(subject: Subject, granularity: str):
     return lambda: [apply_recompute_granularity(b, "none") for b in subject.blocks]
 
 
+def _non_reentrant(forward, **options):
+    """``forward`` as a non-reentrant recompute region with ``options``."""
+    return functools.partial(recompute, forward, use_reentrant=False, **options)
+
+
 def _policy(subject: Subject, policy):
-    return route_forwards((b, functools.partial(recompute_forward, policy=policy))
+    return route_forwards((b, functools.partial(_non_reentrant, policy=policy))
                           for b in subject.blocks).remove
 
 
@@ -199,7 +203,7 @@ def _choices(subject: Subject, policy_names: list[str], ks: list[int] | None,
 
 def _plans(subject: Subject, budgets: list[float], none_held: int, calibrate: int,
            final_rounds: int) -> dict:
-    without_ops = [k for k in option_kinds() if k != "ops"]
+    without_ops = [k for k in planner.option_kinds() if k != "ops"]
     plans, prof = {}, None
     for b in budgets:
         limit = int(b * none_held)

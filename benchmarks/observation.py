@@ -64,8 +64,7 @@ import frontier  # noqa: E402  (this directory: the Llama subject and its step)
 import paddle  # noqa: E402
 
 from paddle_recompute import policies, recompute  # noqa: E402
-from paddle_recompute._planner.options.policy_frame import measured_regions  # noqa: E402
-from paddle_recompute.bench import HostMemory, duel_wins  # noqa: E402
+from paddle_recompute.bench import HostMemory, duel_wins, measured_regions  # noqa: E402
 
 CHAIN = 100  # (linear, scale, tanh) triples in the per-operator measurement
 BOUND = 1.015  # the bound: a region that keeps everything costs at most 1.5% more

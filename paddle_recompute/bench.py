@@ -11,6 +11,9 @@ The scripts in ``examples/`` and ``benchmarks/`` build on these names, and so ca
   of the distinct tensors in a nested structure), :data:`MiB`;
 * statistics: :func:`duel_wins` (rounds one choice must win, of paired rounds, for a
   one-sided sign test to call it faster);
+* instruments: :func:`measured_regions` (a context manager whose list collects the
+  planner's measured frames of the policy regions that finish in its body: their operators,
+  held bytes and rerun times);
 * the command's machinery: :data:`MODES` (the layer-level modes compared), ``harness``
   (the GPT benchmark's build and measured step), ``threads`` (the thread workloads), and
   :func:`require_matplotlib`.
@@ -31,6 +34,7 @@ from ._bench.models import quick_config
 from ._bench.modes import MODES
 from ._bench.paddleformers import FAMILIES, causal_lm
 from ._bench.plot import require_matplotlib
+from ._planner.options.policy_frame import measured_regions
 from ._planner.plan.final_choice import duel_wins
 from ._planner.profile.measure import nbytes_of
 
@@ -48,6 +52,7 @@ __all__ = [
     "gpt_batch",
     "gpt_loss",
     "harness",
+    "measured_regions",
     "mlp_batch",
     "mlp_loss",
     "nbytes_of",

@@ -17,8 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # they reach below the public surface.  Exact: a new private import fails, and so does an
 # entry that is no longer needed (drop it here).
 INSTRUMENTS = {
-    "benchmarks/frontier.py": {"paddle_recompute._planner.options.kinds"},
-    "benchmarks/observation.py": {"paddle_recompute._planner.options.policy_frame"},
     "benchmarks/ops_rerun.py": {"paddle_recompute._core.layers", "paddle_recompute._entry.recompute",
                                 "paddle_recompute._planner.harness", "paddle_recompute._planner.options",
                                 "paddle_recompute._planner.options.policy_frame",
