@@ -52,18 +52,27 @@ _OFF = threading.local()  # per thread: inside `unobserved`
 _stacks, _ident = hooks._STACKS, threading.get_ident
 
 
+_ENTERED: dict = {}  # paddle._C_ops as the first active region found it (patches included)
+
+
 def _wrap(name: str, fn):
+    """The observing wrapper of operator ``name``, whose kernel is ``fn``.  A function someone
+    put in ``paddle._C_ops`` in place of Paddle's (a CPU stand-in for a GPU-only kernel) is
+    called instead, as it would be without a region."""
     raw = ORIGINALS.get(name, fn)
 
     def op(*args, **kwargs):
+        outside = _ENTERED.get(name, raw)
+        patched = outside is not raw
         if getattr(_OFF, "on", False):
-            return raw(*args, **kwargs)
+            return outside(*args, **kwargs)
+        kernel = outside if patched else fn
         stack = _stacks.get(_ident())  # this thread's frames (NOTE [ Threads ] in hooks.py)
         if stack:
             observe = getattr(stack[-1], "observe_op", None)
             if observe is not None:
-                return observe(name, fn, args, kwargs)
-        return fn(*args, **kwargs)
+                return observe(name, kernel, args, kwargs)
+        return kernel(*args, **kwargs)
 
     op.__name__ = op.__qualname__ = name
     op.__wrapped__ = fn
@@ -122,6 +131,8 @@ class installed:
                 # e.g. the MindSpore layer's type promotion), and put exactly that back on exit
                 _OUTSIDE.clear()
                 _OUTSIDE.update(tensor_methods.current())
+                _ENTERED.clear()
+                _ENTERED.update(vars(_C_ops))
                 _swap(_WRAPPED, {**tensor_methods.wrapped(_observer, _OUTSIDE),
                                  **tensor_methods.reads_wrapped(_reader, _OUTSIDE)})
             _DEPTH[0] += 1
@@ -130,7 +141,7 @@ class installed:
         with _LOCK:
             _DEPTH[0] -= 1
             if _DEPTH[0] == 0:
-                _swap(ORIGINALS, _OUTSIDE)
+                _swap(_ENTERED, _OUTSIDE)  # what was there, patches included
 
 
 class unobserved:

@@ -540,3 +540,32 @@ def test_names_inside_offload_and_any_of_still_raise_when_never_tagged():
     policy = policies.offload(policies.save_any_of(policies.save_matmuls, policies.save_names("qkv")))
     with pytest.raises(RecomputeError, match=r"named \['qkv'\], but none was tagged"):
         recompute(lin, x, use_reentrant=False, policy=policy)
+
+
+def test_a_kernel_patched_into_c_ops_is_used_inside_policy_regions_and_kept_after():
+    """A function put in ``paddle._C_ops`` in place of Paddle's kernel (a CPU stand-in for a
+    GPU-only one) runs inside a policy region, forward and rerun, and is still there after."""
+    from paddle import _C_ops
+
+    original = _C_ops.tanh
+    calls = []
+
+    def stand_in(x):
+        calls.append(1)
+        return original(x)
+
+    _C_ops.tanh = stand_in
+    try:
+        x = paddle.randn([3, 4])
+        x.stop_gradient = False
+        y = recompute(lambda t: paddle.tanh(t * 2.0), x, use_reentrant=False, policy=policies.recompute_all)
+        assert _C_ops.tanh is stand_in  # not replaced by Paddle's kernel when the region ended
+        y.sum().backward()
+        assert len(calls) == 2  # the forward and the rerun
+        assert _C_ops.tanh is stand_in
+        x2 = x.detach()
+        x2.stop_gradient = False
+        paddle.tanh(x2 * 2.0).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), x2.grad.numpy())
+    finally:
+        _C_ops.tanh = original
