@@ -14,6 +14,7 @@ from typing import Any
 
 from .._core import hooks, tree
 from .._core.errors import RecomputeError
+from .._core.identity import Itself, keeps_identity
 from .._core.nonreentrant import Frame, Recomputation
 from .._core.plain_saves import Plain
 from .._core.rng import RngState
@@ -24,12 +25,13 @@ __all__ = ["no_recompute"]
 
 class _KeepFrame:
     """Saved tensors stay as they are: the activations of a ``no_recompute`` call, checked
-    for in-place writes as plain Paddle checks them (NOTE [ Plain saves ])."""
+    for in-place writes as plain Paddle checks them (NOTE [ Plain saves ]); parameters and
+    leaves that need a gradient as themselves (NOTE [ Saved leaves ])."""
 
     __slots__ = ()
 
     def pack(self, tensor):
-        return Plain(tensor)
+        return Itself(tensor) if keeps_identity(tensor) else Plain(tensor)
 
 
 _KEEP = _KeepFrame()
