@@ -13,6 +13,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import paddle
+
 from ._env import use_device
 from ._errors import CLIError
 from ._target import call_target
@@ -86,9 +88,13 @@ def parity_case(target: str, plan_file: str | None = None, lr: float = 0.01) -> 
 
 
 def _is_model_and_inputs(made: Any) -> bool:
-    """``(model or factory, inputs)``: a pair whose inputs (tensors, a tuple, a dict) are not
-    callable, where a training case's second item is ``train_step``."""
-    return isinstance(made, tuple) and len(made) == 2 and not callable(made[1])
+    """``(model or factory, inputs)``: a pair whose inputs are tensors, a tuple, a list or a
+    dict, where a training case's second item is ``train_step``, a function.  (A tensor can
+    be callable: PaddleFormers gives ``paddle.Tensor`` a ``__call__`` when imported.)"""
+    if not (isinstance(made, tuple) and len(made) == 2):
+        return False
+    inputs = made[1]
+    return isinstance(inputs, (paddle.Tensor, tuple, list, Mapping)) or not callable(inputs)
 
 
 def _load_plan(path: str):

@@ -160,3 +160,14 @@ def test_a_training_case_target_still_works_and_takes_a_plan(target, capsys):
     assert main(["parity", "clitarget:make_case", "--plan", str(plan), "--steps", str(STEPS)]) == 0
     assert "PASS" in capsys.readouterr().out
     assert counter[0] > 2 * STEPS * PER_STEP
+
+
+def test_a_callable_tensor_still_reads_as_inputs(target, monkeypatch, capsys):
+    """PaddleFormers gives ``paddle.Tensor`` a ``__call__`` when imported: a ``(model, inputs)``
+    target is still told apart from a training case."""
+    import paddle
+
+    monkeypatch.setattr(paddle.Tensor, "__call__", lambda self, *args, **kwargs: self, raising=False)
+    assert callable(paddle.zeros([1]))
+    assert main(["parity", "clitarget:make"]) == 2
+    assert "parity: clitarget:make returns (model, inputs); pass the plan to check" in capsys.readouterr().err
