@@ -112,11 +112,11 @@ class _Discarded:
 
 
 _DISCARDED = _Discarded()
+_NO_CONTEXT = contextlib.nullcontext()
 
 
 def _no_rerun():
     return None  # stands in for the weak reference of a slot no rerun needs
-_NO_CONTEXT = contextlib.nullcontext()
 
 
 class Frame:
