@@ -36,9 +36,15 @@ def _input():
 
 @pytest.fixture(scope="module")
 def twice():
+    """The model, its input and a profile with the calls' and runs' operator graphs recorded
+    (``prof.op_profiles``, which the first plan with the ``ops`` option fills), so that every
+    test reads the same profile whichever tests ran before it."""
     model, x = _twice(), _input()
     train_step(model, x)  # first call: lazily made state
-    return model, x, pr.planner.profile(model, x, repeats=1)
+    prof = pr.planner.profile(model, x, repeats=1)
+    _ops_plan(model, x, prof, 0.5)
+    assert {"1", "1@1", "[1:5]"} <= set(prof.op_profiles)
+    return model, x, prof
 
 
 def test_each_call_of_the_shared_sequential_is_a_unit(twice):
