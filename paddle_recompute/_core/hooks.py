@@ -48,7 +48,7 @@ from paddle.base import core
 from . import errors
 from .amp import set_grad_enabled
 from .errors import RecomputeError, retains_graph
-from .identity import detached, keeps_identity
+from .identity import detached, kept
 from .plain_saves import Plain, spent
 
 __all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "top", "UserFrame",
@@ -67,7 +67,7 @@ def _pack(tensor):
         if not stack:  # a thread without frames: see NOTE [ Threads ]
             if _STATE["owned"] == 0 and _active_count() == 1:
                 release_idle()  # the threads that kept the pair installed have ended
-            return Plain(tensor)
+            return Plain(detached(tensor))
         return stack[-1].pack(tensor)
     except BaseException as exc:
         errors.note_backward_error(exc)  # a rerun's pack hook runs inside backward
@@ -217,7 +217,7 @@ class Kept:
     __slots__ = ("tensor",)
 
     def __init__(self, tensor):
-        self.tensor = tensor if keeps_identity(tensor) else detached(tensor)
+        self.tensor = kept(tensor)
 
     def unpack(self):
         tensor = self.tensor

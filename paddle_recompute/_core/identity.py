@@ -34,7 +34,7 @@ every gradient it returns for an activation into None.
 
 from __future__ import annotations
 
-__all__ = ["keeps_identity", "detached", "Itself", "ALIAS_OF", "unaliased", "aliasing"]
+__all__ = ["keeps_identity", "detached", "kept", "Itself", "ALIAS_OF", "unaliased", "aliasing"]
 
 ALIAS_OF = "_paddle_recompute_alias_of"  # on a reentrant rerun's alias: its parameter
 _ALIASING = [0]  # reentrant reruns running with aliases, all threads
@@ -53,6 +53,13 @@ def detached(tensor):
     if not tensor.stop_gradient:
         d.stop_gradient = False
     return d
+
+
+def kept(tensor):
+    """What a frame that keeps a saved ``tensor`` (rather than recomputing it) holds: the
+    tensor itself when its identity matters (NOTE [ Saved leaves ]), else a :func:`detached`
+    view.  Callers tell the two apart by ``kept(t) is t``."""
+    return tensor if keeps_identity(tensor) else detached(tensor)
 
 
 class Itself:

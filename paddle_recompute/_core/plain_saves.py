@@ -25,22 +25,21 @@ faults (``benchmarks/observation.py``).
 from __future__ import annotations
 
 from .errors import retains_graph
-from .identity import detached
 from .versions import modified_in_place
 
 __all__ = ["Plain", "spent"]
 
 
 class Plain:
-    """A tensor saved by a thread without frames: a detached view that keeps its
-    ``stop_gradient`` (NOTE [ No cycles ] in ``hooks.py``, NOTE [ Saved leaves ] in
-    ``identity.py``) and the in-place version it had."""
+    """A tensor saved by a thread without frames, given as its view ``identity.detached``
+    makes (NOTE [ No cycles ] in ``hooks.py``, NOTE [ Saved leaves ] in ``identity.py``),
+    and the in-place version it had (a view shares its tensor's version counter)."""
 
     __slots__ = ("tensor", "version")
 
-    def __init__(self, tensor):
-        self.tensor = detached(tensor)
-        self.version = tensor._inplace_version()
+    def __init__(self, view):
+        self.tensor = view
+        self.version = view._inplace_version()
 
     def unpack(self):
         tensor = self.tensor

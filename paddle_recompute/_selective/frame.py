@@ -215,13 +215,12 @@ class PolicyFrame(Frame):
     def _keep_slot(self, index: int, tensor, handle) -> bool:
         """Let ``handle`` carry ``tensor`` if its buffer is kept anyway; True when it does."""
         ptr = tensor.data_ptr()
-        if keeps_identity(tensor):  # the object itself: NOTE [ Saved leaves ]
-            handle.value = tensor
-            self.leaf_flags.append((tensor, tensor.stop_gradient))
-        elif ptr in self.kept_ptrs:
-            handle.keep(tensor)  # a detached view and its version: NOTE [ No cycles ]
-            self.kept_slot(tensor)
-            self.letgo.slot_kept(tensor)
+        if keeps_identity(tensor) or ptr in self.kept_ptrs:
+            if handle.keep(tensor) is tensor:  # the object itself: NOTE [ Saved leaves ]
+                self.leaf_flags.append((tensor, tensor.stop_gradient))
+            else:  # a detached view and its version: NOTE [ No cycles ]
+                self.kept_slot(tensor)
+                self.letgo.slot_kept(tensor)
         elif ptr in self.offloaded and self.offloaded[ptr].alive():
             # Only while the offloaded output's own object lives: then its buffer does,
             # and ``ptr`` cannot belong to another tensor.

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._core import hooks, tree
 from .._core.errors import RecomputeError
-from .._core.identity import Itself, keeps_identity
+from .._core.identity import Itself, kept
 from .._core.nonreentrant import Frame, Recomputation
 from .._core.plain_saves import Plain
 from .._core.rng import RngState
@@ -31,7 +31,8 @@ class _KeepFrame:
     __slots__ = ()
 
     def pack(self, tensor):
-        return Itself(tensor) if keeps_identity(tensor) else Plain(tensor)
+        value = kept(tensor)
+        return Itself(value) if value is tensor else Plain(value)
 
 
 _KEEP = _KeepFrame()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from .._core import ops
 from .._core import tree as _tree
 from .._core.errors import retains_graph
-from .._core.identity import detached
+from .._core.identity import kept
 from .._core.nonreentrant import Handle
 from .._core.offload import to_place
 from .._core.plain_saves import spent
@@ -94,11 +94,13 @@ class KeepHandle(Handle):
         self.place = None
         self.version = None
 
-    def keep(self, tensor) -> None:
-        """Carry ``tensor`` (a detached view with its ``stop_gradient``: NOTE [ No cycles ],
-        NOTE [ Saved leaves ]) and its in-place version."""
-        self.value = detached(tensor)
-        self.version = tensor._inplace_version()
+    def keep(self, tensor):
+        """Carry ``tensor`` as ``identity.kept`` keeps it (itself, or a detached view with its
+        ``stop_gradient``: NOTE [ Saved leaves ], NOTE [ No cycles ]) and, for a view, its
+        in-place version; returns what it carries."""
+        self.value = value = kept(tensor)
+        self.version = None if value is tensor else tensor._inplace_version()
+        return value
 
     def unpack(self):
         value = self.value
