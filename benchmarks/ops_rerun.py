@@ -1,9 +1,9 @@
 """Where an operator-level region's rerun time goes: the model's prediction against the rerun.
 
 On PaddleFormers' Llama (the frontier benchmark's model) the decoder layers' operators are
-recorded as the planner records them (``_planner/options/op_profile.py``) and the exact keep /
-recompute frontier solved (NOTE [ Operator model ]).  For points holding a fraction of a
-layer's saved-tensor bytes (``--fractions``), it reports:
+recorded as the planner records them (``bench.operator_graphs``) and the exact keep /
+recompute frontier solved (NOTE [ Operator model ]; ``bench.predicted_reruns``).  For points
+holding a fraction of a layer's saved-tensor bytes (``--fractions``), it reports:
 
   * the model (NOTE [ Ancestor model ]): the rerun's time as a fraction of a full rerun's,
     the operators the rerun passes (up to its last uncovered saved tensor), of those the
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import json
 import os
 import statistics
@@ -35,50 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 import frontier  # noqa: E402  (this directory: the Llama subject and its step)
 import paddle  # noqa: E402
 
-from paddle_recompute import planner, policies  # noqa: E402
-from paddle_recompute._core.layers import find_roots  # noqa: E402
-from paddle_recompute._entry.recompute import policy_frames  # noqa: E402
-from paddle_recompute._planner.harness import Session  # noqa: E402
-from paddle_recompute._planner.options import op_profile as _profile_ops  # noqa: E402
-from paddle_recompute._planner.options.policy_frame import MeasuredFrame  # noqa: E402
-from paddle_recompute._planner.profile.blocks import layer_table  # noqa: E402
-from paddle_recompute._planner.solvers.ops import evaluate, live_ops, op_frontier  # noqa: E402
-from paddle_recompute._selective.op_policy import OpPolicy  # noqa: E402
-
-
-class _Counted(MeasuredFrame):
-    """A measured region that also keeps its rerun's counters."""
-
-    __slots__ = ("reruns",)
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.reruns = []
-
-    def recomputation(self, needed: set):
-        rerun = super().recomputation(needed)
-        self.reruns.append(rerun)
-        return rerun
+from paddle_recompute import bench, planner, policies  # noqa: E402
+from paddle_recompute.policies import OpPolicy  # noqa: E402
 
 
 def model_rows(graph, fractions: list) -> list:
-    frontier_ = op_frontier(graph)
-    prefix = dataclasses.replace(graph, ancestors=False)
-    full = evaluate(graph, ())
-    producers = {s.producer for s in graph.slots if s.producer is not None}
-    saved = sum(graph.ops[p].nbytes for p in producers)
-    rows = []
-    for f in fractions:
-        p = frontier_.best(f * saved)
-        stop = max((s.reach for s in graph.slots if s.producer is not None and s.producer not in p.keep),
-                   default=0)
-        live = live_ops(graph, p.keep, stop)
-        rows.append({"fraction": f, "keep": sorted(p.keep), "memory": p.memory / saved,
-                     "model_time": p.time / full.time, "passed": stop,
-                     "skipped": sum(1 for j in p.keep if j < stop and graph.ops[j].skippable),
-                     "run": len([j for j in live if j < stop]),
-                     "prefix_time": evaluate(prefix, p.keep).time / evaluate(prefix, ()).time})
-    return rows
+    return [dataclasses.asdict(p) for p in bench.predicted_reruns(graph, fractions)]
 
 
 def measure(subject, graph, rows: list, rounds: int) -> None:
@@ -89,10 +50,9 @@ def measure(subject, graph, rows: list, rounds: int) -> None:
     for r in range(rounds + 1):  # round 0 warms up
         order = list(configs)[r % len(configs):] + list(configs)[:r % len(configs)]
         for label in order:
-            finished: list = []
             undo = frontier._policy(subject, configs[label])
             try:
-                with policy_frames(functools.partial(_Counted, finished)):
+                with bench.measured_regions() as finished:
                     frontier._step(subject)
             finally:
                 undo()
@@ -108,7 +68,7 @@ def measure(subject, graph, rows: list, rounds: int) -> None:
     for row in rows:
         frames = samples[f"{row['fraction']:g}"][-1]
         row["measured_time"] = statistics.median(row["rerun_ratios"])
-        row["observed"] = sum(x.op_index for f in frames for x in f.reruns) / len(frames)
+        row["observed"] = sum(x.observed for f in frames for x in f.reruns) / len(frames)
         row["skipped_measured"] = sum(x.skipped for f in frames for x in f.reruns) / len(frames)
         row["rebuilt"] = sum(x.rebuilt for f in frames for x in f.reruns) / len(frames)
         row["ran"] = sum(x.ran for f in frames for x in f.reruns) / len(frames)
@@ -129,10 +89,8 @@ def main() -> None:
     paddle.set_device("cpu")
     subject = frontier.llama_subject(args)
     prof = planner.profile(subject.loss, subject.tokens, blocks=subject.blocks, repeats=1)
-    roots = find_roots(subject.loss, (subject.tokens,), {})
-    table = layer_table(subject.loss, roots, subject.blocks)
-    found = _profile_ops.profile_ops(Session((subject.loss, (subject.tokens,), {}), table, roots, prof))
-    graph = found[prof.blocks[0]].graph
+    graph = bench.operator_graphs(subject.loss, subject.tokens, blocks=subject.blocks,
+                                  profile=prof)[prof.blocks[0]]
     rows = model_rows(graph, [float(f) for f in args.fractions.split(",")])
     measure(subject, graph, rows, args.rounds)
     print(f"{len(graph.ops)} operators, {len(graph.slots)} saved tensors per layer")

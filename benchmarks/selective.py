@@ -21,7 +21,6 @@ policy modes paid most.  ``results/selective_except_scores_cpu.json`` is from af
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
 import statistics
@@ -37,7 +36,7 @@ import paddle  # noqa: E402
 
 import paddle_recompute as pr  # noqa: E402
 from paddle_recompute import policies  # noqa: E402
-from paddle_recompute.bench import GPT, GPTConfig, MiB  # noqa: E402
+from paddle_recompute.bench import GPT, GPTConfig, MiB, kernel_times  # noqa: E402
 from paddle_recompute.bench import harness as gpt_model  # noqa: E402
 
 
@@ -77,29 +76,9 @@ def build(cfg: GPTConfig, mode: str):
 
 
 def breakdown(cfg: GPTConfig) -> None:
-    """Kernels executed during backward (the rerun) of one block, per policy, with times."""
-    from paddle_recompute._core import ops as _ops
-    from paddle_recompute._selective import dropout_replay as _dropout_replay
-
-    spent: dict = collections.defaultdict(lambda: [0, 0.0])
-
-    def timed(name, kernel=None):
-        kernel = kernel or _ops.ORIGINALS[name]
-
-        def run(*args, **kwargs):
-            start = time.perf_counter()
-            out = kernel(*args, **kwargs)
-            spent[name][0] += 1
-            spent[name][1] += time.perf_counter() - start
-            return out
-
-        return run
-
-    saved = dict(_ops._WRAPPED)
-    _ops._WRAPPED.update({n: _ops._wrap(n, timed(n)) for n in _ops.ORIGINALS})
-    rebuild = _dropout_replay.DropoutReplay.rebuild  # runs outside the wrappers: timed apart
-    _dropout_replay.DropoutReplay.rebuild = timed("dropout(rebuilt)", rebuild)
-    try:
+    """Kernels executed during backward (the rerun) of one block, per policy, with times
+    (dropout outputs rebuilt from kept masks as ``dropout(rebuilt)``)."""
+    with kernel_times() as spent:
         for mode in ("recompute_all", "save_matmuls", "save_matmuls_no_batch",
                      "save_matmuls_no_batch+masks", "save_all_but_attention_core",
                      "save_all_but_attention_core+masks"):
@@ -109,18 +88,16 @@ def breakdown(cfg: GPTConfig) -> None:
             x.stop_gradient = False
             for _ in range(2):  # the second, warm, is reported
                 out = RUNNERS[mode](block, x)
-                spent.clear()
                 start = time.perf_counter()
-                out.sum().backward()
+                loss = out.sum()
+                spent.clear()  # the backward's kernels: the reruns'
+                loss.backward()
                 total = time.perf_counter() - start
             rerun = sum(v[1] for v in spent.values())
             ops = ", ".join(f"{n} x{c} {t * 1e3:.1f}" for n, (c, t) in
                             sorted(spent.items(), key=lambda kv: -kv[1][1]) if t > 2e-4)
             print(f"{mode:28s} backward {total * 1e3:6.1f} ms, observed kernels rerun "
                   f"{rerun * 1e3:5.1f} ms: {ops}")
-    finally:
-        _ops._WRAPPED.update(saved)
-        _dropout_replay.DropoutReplay.rebuild = rebuild
 
 
 def main() -> None:

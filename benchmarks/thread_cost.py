@@ -2,7 +2,8 @@
 
 While any thread has a region, Paddle's single hook slot holds recompute's dispatching
 pair, so every tensor any thread saves goes through it (NOTE [ Threads ] in
-_core/hooks.py; a frameless thread's save is :class:`~paddle_recompute._core.plain_saves.Plain`).
+_core/hooks.py; a frameless thread's save is kept as plain Paddle keeps it); ``bench.hook_slot``
+shows who holds the slot.
 Measured side by side in interleaved rounds, in the main thread, which has no region:
 
 - per saved tensor: a chain of ``y = y * w`` (each multiply saves two tensors), forward
@@ -26,7 +27,7 @@ import paddle
 from paddle import nn
 
 import paddle_recompute as pr
-from paddle_recompute._core import hooks
+from paddle_recompute import bench
 
 CHAIN = 200
 
@@ -47,13 +48,14 @@ class _OtherThreadInARegion:
         self.thread = threading.Thread(target=lambda: pr.recompute(body, x, use_reentrant=False))
         self.thread.start()
         self.opened.wait()
-        assert hooks.installed() and not hooks.active_frames()
+        slot = bench.hook_slot()
+        assert slot.installed and not slot.thread_frames
         return self
 
     def __exit__(self, *exc):
         self.release.set()
         self.thread.join()
-        assert hooks.release_idle()
+        assert bench.release_hook_slot()
 
 
 def _chain(x, w):
@@ -113,7 +115,7 @@ def main() -> int:
         for condition in (("alone", "other thread in a region") if r % 2 == 0
                           else ("other thread in a region", "alone")):
             if condition == "alone":
-                assert not hooks.installed()
+                assert not bench.hook_slot().installed
                 rows["chain"][condition].append(_time(chain_step, 5))
                 rows["step"][condition].append(_time(train_step, 3))
             else:

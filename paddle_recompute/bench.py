@@ -13,7 +13,13 @@ The scripts in ``examples/`` and ``benchmarks/`` build on these names, and so ca
   one-sided sign test to call it faster);
 * instruments: :func:`measured_regions` (a context manager whose list collects the
   planner's measured frames of the policy regions that finish in its body: their operators,
-  held bytes and rerun times);
+  held bytes, rerun times and, per rerun, its :class:`RerunCounts`); :func:`kernel_times`
+  (per operator, the calls and seconds of the kernels run in its body, regions' reruns
+  included); :func:`hook_slot` (a :class:`HookSlot`: whether recompute holds Paddle's
+  saved-tensor hook slot, and the frames open) and :func:`release_hook_slot`;
+  :func:`operator_graphs` (the planner's operator model of each block) and
+  :func:`predicted_reruns` (what that model predicts a region keeping a share of a block's
+  saved bytes reruns: :class:`PredictedRerun`);
 * the command's machinery: :data:`MODES` (the layer-level modes compared), ``harness``
   (the GPT benchmark's build and measured step), ``threads`` (the thread workloads), and
   :func:`require_matplotlib`.
@@ -28,13 +34,16 @@ Example:
 
 from ._bench import harness, threads
 from ._bench.gpt import GPT, GPTConfig, gpt_batch, gpt_loss
+from ._bench.hook_slot import HookSlot, hook_slot, release_hook_slot
+from ._bench.kernel_times import kernel_times
 from ._bench.memory import HostMemory, MiB
 from ._bench.mlp import MLP, MLPConfig, mlp_batch, mlp_loss
 from ._bench.models import quick_config
 from ._bench.modes import MODES
+from ._bench.op_model import PredictedRerun, operator_graphs, predicted_reruns
 from ._bench.paddleformers import FAMILIES, causal_lm
 from ._bench.plot import require_matplotlib
-from ._planner.options.policy_frame import measured_regions
+from ._planner.options.policy_frame import RerunCounts, measured_regions
 from ._planner.plan.final_choice import duel_wins
 from ._planner.profile.measure import nbytes_of
 
@@ -42,21 +51,29 @@ __all__ = [
     "FAMILIES",
     "GPT",
     "GPTConfig",
+    "HookSlot",
     "HostMemory",
     "MLP",
     "MLPConfig",
     "MODES",
     "MiB",
+    "PredictedRerun",
+    "RerunCounts",
     "causal_lm",
     "duel_wins",
     "gpt_batch",
     "gpt_loss",
     "harness",
+    "hook_slot",
+    "kernel_times",
     "measured_regions",
     "mlp_batch",
     "mlp_loss",
     "nbytes_of",
+    "operator_graphs",
+    "predicted_reruns",
     "quick_config",
+    "release_hook_slot",
     "require_matplotlib",
     "threads",
 ]

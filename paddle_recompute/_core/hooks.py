@@ -52,7 +52,7 @@ from .identity import detached, kept
 from .plain_saves import Plain, spent
 
 __all__ = ["pushed", "push", "pop", "saved_tensors_hooks", "active_frames", "top", "UserFrame",
-           "Kept", "installed", "release_idle"]
+           "Kept", "installed", "release_idle", "frame_count"]
 
 _get_ident = threading.get_ident
 _active_count = threading.active_count
@@ -109,6 +109,11 @@ def top():
 def installed() -> bool:
     """Whether the dispatching pair holds Paddle's slot."""
     return _STATE["installed"]
+
+
+def frame_count() -> int:
+    """The frames pushed now, all threads."""
+    return _STATE["owned"]
 
 
 def _install() -> None:

@@ -31,7 +31,7 @@ from paddle import _C_ops
 from .._core import ops
 from .._core.rng import RngState
 
-__all__ = ["DropoutReplay", "plan", "verdicts"]
+__all__ = ["DropoutReplay", "plan", "verdicts", "rebuilds_wrapped"]
 
 _MODES = ("upscale_in_train", "downgrade_in_infer")
 _NUMPY_DTYPES = (paddle.float32, paddle.float64)  # numpy has no bfloat16
@@ -55,6 +55,18 @@ class DropoutReplay:
         x, p, mode = parsed
         with _plain():
             return FORMULAS[self.formula](x.detach(), mask, p, mode)
+
+
+@contextlib.contextmanager
+def rebuilds_wrapped(wrap):
+    """In the body, rebuilds run through ``wrap(rebuild)`` (a function of ``(replay, args,
+    mask)``), e.g. to time them: the benchmark kit's ``kernel_times``."""
+    rebuild = DropoutReplay.rebuild
+    DropoutReplay.rebuild = wrap(rebuild)
+    try:
+        yield
+    finally:
+        DropoutReplay.rebuild = rebuild
 
 
 @contextlib.contextmanager

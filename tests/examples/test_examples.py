@@ -54,6 +54,9 @@ BENCHMARKS = {
                                    "--batch", "2"], "operators observed per step"),
     "benchmarks/loop_memory.py": (["--steps", "2", "--hidden", "32", "--seq", "16", "--blocks", "2",
                                    "--batch", "2"], "| ours non-reentrant |"),
+    "benchmarks/ops_rerun.py": (["--rounds", "1", "--hidden", "64", "--seq", "32", "--blocks", "2",
+                                 "--batch", "2"], "operators, 44 saved tensors per layer"),
+    "benchmarks/thread_cost.py": (["--rounds", "2"], '"saved_tensors_per_chain": 400'),
 }
 # A hang guard only: an example takes seconds alone, and minutes on a loaded 2-core machine.
 TIMEOUT_S = 600

@@ -3,10 +3,10 @@ rerun took, for the measured policy options (``options/policies.py``).
 
 :class:`MeasuredFrame` is a ``PolicyFrame`` built through its override points (NOTE [
 Non-reentrant frames ]): it counts the buffers behind the saved tensors its handles carry
-(``kept_slot``), times its reruns (``recompute``) and joins the list it was given when its
-forward ends (``finish``).  :func:`measured_regions` makes this thread's policy regions such
-frames for the body (``_entry.recompute.policy_frames``), so regions outside a measurement
-pay for none of it.
+(``kept_slot``), times its reruns (``recompute``) and counts their operator calls
+(``recomputation``), and joins the list it was given when its forward ends (``finish``).
+:func:`measured_regions` makes this thread's policy regions such frames for the body
+(``_entry.recompute.policy_frames``), so regions outside a measurement pay for none of it.
 """
 
 from __future__ import annotations
@@ -14,18 +14,39 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ..._entry.recompute import policy_frames
 from ..._selective.frame import PolicyFrame
 from ..harness import clock
 
-__all__ = ["MeasuredFrame", "measured_regions", "buffer_of", "add_buffer"]
+__all__ = ["MeasuredFrame", "RerunCounts", "measured_regions", "buffer_of", "add_buffer"]
+
+
+@dataclass(frozen=True)
+class RerunCounts:
+    """The operator calls of one rerun of a policy region.
+
+    Attributes:
+        observed: calls the rerun numbered (it stops after the last saved tensor it needs).
+        ran: calls whose kernel ran.
+        skipped: calls replayed from their kept outputs.
+        rebuilt: dropout outputs rebuilt from their kept masks.
+        left_out: calls no needed tensor depends on, not run.
+    """
+
+    observed: int
+    ran: int
+    skipped: int
+    rebuilt: int
+    left_out: int
 
 
 class MeasuredFrame(PolicyFrame):
-    """A policy region that reports its held bytes and rerun time."""
+    """A policy region that reports its held bytes, its rerun time and its reruns' operator
+    calls (``reruns``: a :class:`RerunCounts` per rerun, in order)."""
 
-    __slots__ = ("finished", "slot_bytes", "rerun_ns", "held")
+    __slots__ = ("finished", "slot_bytes", "rerun_ns", "held", "reruns", "_running")
 
     def __init__(self, finished: list, policy, function, args, kwargs, **fields):
         super().__init__(policy, function, args, kwargs, **fields)
@@ -33,6 +54,8 @@ class MeasuredFrame(PolicyFrame):
         self.slot_bytes: dict[int, int] = {}  # buffer start -> bytes, of saved tensors handles carry
         self.rerun_ns = 0  # by the planner's clock (NOTE [ Planning clock ] in harness.py)
         self.held = 0  # held_bytes(), counted when the forward ends
+        self.reruns: list[RerunCounts] = []
+        self._running: list = []  # the recomputations of the rerun under way
 
     def kept_slot(self, tensor) -> None:
         add_buffer(self.slot_bytes, tensor)
@@ -44,10 +67,21 @@ class MeasuredFrame(PolicyFrame):
         self.held = self._count_held()
         self.finished.append(self)
 
-    def recompute(self) -> None:
+    def recomputation(self, needed: set):
+        rec = super().recomputation(needed)
+        self._running.append(rec)
+        return rec
+
+    def recompute(self):
         start = clock()
-        super().recompute()
+        try:
+            rec = super().recompute()
+        finally:
+            running, self._running = self._running, []
         self.rerun_ns += round((clock() - start) * 1e9)
+        self.reruns.extend(RerunCounts(r.op_index, r.ran, r.skipped, r.rebuilt, r.left_out)
+                           for r in running)  # two when stand-ins escaped (NOTE in frame.py)
+        return rec
 
     def held_bytes(self) -> int:
         """Device bytes this region held for backward when its forward ended, besides its
