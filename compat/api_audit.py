@@ -48,10 +48,10 @@ METHODS = RECORDED / "ms_cell_primitive_methods.json"
 CLASSES = {"Cell": "mindspore.nn.Cell", "Primitive": "mindspore.ops.Primitive"}
 
 
-def _aliases(tree: ast.AST) -> dict[str, str]:
-    """Local name -> dotted mindspore path, for every import of mindspore in ``tree``."""
+def _aliases(nodes: list[ast.AST]) -> dict[str, str]:
+    """Local name -> dotted mindspore path, for every import of mindspore among ``nodes``."""
     out = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name == "mindspore" or a.name.startswith("mindspore."):
@@ -68,10 +68,10 @@ def _aliases(tree: ast.AST) -> dict[str, str]:
     return out
 
 
-def _foreign(tree: ast.AST) -> set[str]:
+def _foreign(nodes: list[ast.AST]) -> set[str]:
     """Local names bound by imports of other modules (``numpy``, ``random``, ...)."""
     out = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom):
             module = node.module if isinstance(node, ast.ImportFrom) else None
             for a in node.names:
@@ -87,12 +87,6 @@ def _root(node: ast.AST) -> str | None:
     while isinstance(node, ast.Attribute | ast.Call):
         node = node.value if isinstance(node, ast.Attribute) else node.func
     return node.id if isinstance(node, ast.Name) else None
-
-
-def _mark_parents(tree: ast.AST) -> None:
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            child.parent = node
 
 
 def resolve(dotted: str) -> object:
@@ -142,9 +136,7 @@ def method_provided(owner: str, name: str) -> str | None:
 def _trees(source: Path) -> dict[str, ast.AST]:
     trees = {}
     for path in sorted(source.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        _mark_parents(tree)
-        trees[path.relative_to(source).as_posix()] = tree
+        trees[path.relative_to(source).as_posix()] = ast.parse(path.read_text(encoding="utf-8"), str(path))
     return trees
 
 
@@ -154,16 +146,18 @@ def _scan(trees: dict[str, ast.AST]) -> tuple[dict, dict, dict]:
     tensor_api = set(json.loads(TENSOR_API.read_text())["Tensor"])
     recorded = json.loads(METHODS.read_text())
     methods = {cls: set(recorded[cls]) for cls in CLASSES}
-    aliases = {rel: _aliases(tree) for rel, tree in trees.items()}
+    nodes = {rel: list(ast.walk(tree)) for rel, tree in trees.items()}
+    aliases = {rel: _aliases(nodes[rel]) for rel in trees}
     index = ClassIndex()
-    for rel, tree in trees.items():
-        index.add(tree, aliases[rel])
+    for rel in trees:
+        index.add(nodes[rel], aliases[rel])
     where, tensor_where = defaultdict(set), defaultdict(set)
     method_sites = defaultdict(lambda: {"calls": Counter(), "unsure": Counter()})
     for rel, tree in trees.items():
-        foreign = _foreign(tree) - set(aliases[rel])
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and not isinstance(node.parent, ast.Attribute):
+        foreign = _foreign(nodes[rel]) - set(aliases[rel])
+        inner = {id(node.value) for node in nodes[rel] if isinstance(node, ast.Attribute)}
+        for node in nodes[rel]:
+            if isinstance(node, ast.Attribute) and id(node) not in inner:
                 parts = chain(node)
                 if parts and parts[0] in aliases[rel]:
                     where[".".join([aliases[rel][parts[0]], *parts[1:]])].add(rel)

@@ -63,8 +63,8 @@ class ClassIndex:
         self._defines: dict[str, set[str]] = defaultdict(set)  # name -> its own methods
         self._memo: dict[str, str | None] = {}
 
-    def add(self, tree: ast.AST, aliases: dict[str, str]) -> None:
-        for node in ast.walk(tree):
+    def add(self, nodes: list[ast.AST], aliases: dict[str, str]) -> None:
+        for node in nodes:
             if isinstance(node, ast.ClassDef):
                 for base in node.bases:
                     parts = chain(base)
@@ -131,25 +131,46 @@ class MethodCalls(ast.NodeVisitor):
         self.aliases, self.foreign, self.index = aliases, foreign, index
         self.methods, self.tensor_api = methods, tensor_api
         self.found: list[tuple[str, str, bool]] = []
-        self._classes: list[tuple[Value, dict[str, Value]]] = []  # (the class, its self.attr values)
-        self._locals: list[dict[str, Value]] = []
+        # the enclosing classes and functions: [value or node, what it assigns (read when first needed)]
+        self._classes: list[list] = []
+        self._functions: list[list] = []
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        this = (self.index.kind(node.name) or OTHER, node.name)
-        self._classes.append((this, {}))
-        self._locals.append({})
-        self._classes[-1] = (this, self._values(_assigned(node, _self_attr)))
+        self._classes.append([(self.index.kind(node.name) or OTHER, node.name), node, None])
+        self._functions.append([None, {}])
         self.generic_visit(node)
-        self._locals.pop()
+        self._functions.pop()
         self._classes.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self._locals.append({})
-        self._locals[-1] = self._values(_assigned(node, _name))
+        self._functions.append([node, None])
         self.generic_visit(node)
-        self._locals.pop()
+        self._functions.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _this(self) -> Value:
+        return self._classes[-1][0] if self._classes else UNKNOWN
+
+    def _attribute(self, name: str) -> Value:
+        """What ``self.name = ...`` in the enclosing class assigned."""
+        if not self._classes:
+            return UNKNOWN
+        frame = self._classes[-1]
+        if frame[2] is None:
+            frame[2] = {}  # an assignment that reads the map while it is built sees it empty
+            frame[2] = self._values(_assigned(frame[1], _self_attr))
+        return frame[2].get(name, UNKNOWN)
+
+    def _local(self, name: str) -> Value:
+        """What ``name = ...`` in the enclosing function assigned."""
+        if not self._functions:
+            return UNKNOWN
+        frame = self._functions[-1]
+        if frame[1] is None:
+            frame[1] = {}
+            frame[1] = self._values(_assigned(frame[0], _name))
+        return frame[1].get(name, UNKNOWN)
 
     def _values(self, pairs: Iterator[tuple[str, ast.AST]]) -> dict[str, Value]:
         out: dict[str, Value] = {}
@@ -163,11 +184,9 @@ class MethodCalls(ast.NodeVisitor):
         if isinstance(node, ast.Call):
             return self._call_value(node)
         if isinstance(node, ast.Name):
-            if node.id == "self":
-                return self._classes[-1][0] if self._classes else UNKNOWN
-            return self._locals[-1].get(node.id, UNKNOWN) if self._locals else UNKNOWN
-        if isinstance(node, ast.Attribute) and _self_attr(node) and self._classes:
-            return self._classes[-1][1].get(node.attr, UNKNOWN)
+            return self._this() if node.id == "self" else self._local(node.id)
+        if isinstance(node, ast.Attribute) and _self_attr(node):
+            return self._attribute(node.attr)
         if isinstance(node, ast.Subscript):  # an item of a CellList / SequentialCell
             return ("Cell", None) if self.value_of(node.value)[0] == "Cell" else UNKNOWN
         if isinstance(node, ast.Constant | ast.JoinedStr | ast.List | ast.Dict | ast.Tuple | ast.BinOp):
@@ -177,7 +196,7 @@ class MethodCalls(ast.NodeVisitor):
     def _call_value(self, node: ast.Call) -> Value:
         func = node.func
         if isinstance(func, ast.Name) and func.id == "super":
-            return self._classes[-1][0] if self._classes else UNKNOWN
+            return self._this()
         if isinstance(func, ast.Attribute) and func.attr in self.methods["Primitive"]:
             if self.value_of(func.value)[0] == "Primitive":  # P.Add().shard(...): returns the primitive
                 return ("Primitive", None)
@@ -196,7 +215,8 @@ class MethodCalls(ast.NodeVisitor):
             return
         owners = [cls for cls, names in self.methods.items() if func.attr in names]
         parts = chain(func.value)
-        if not owners or (parts and parts[0] in (*self.aliases, *self.foreign)) or _root(func.value) in self.foreign:
+        from_module = parts and parts[0] in (*self.aliases, *self.foreign)  # ops.shard(...), np.x.apply(...)
+        if not owners or from_module or _root(func.value) in self.foreign:
             return
         kind, cls = self.value_of(func.value)
         if cls and self.index.defines(cls, func.attr):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 from pathlib import Path
 
 import api_audit
@@ -33,17 +34,26 @@ def package_dir(name: str) -> Path:
 
 
 def results() -> dict[str, dict]:
-    """Label -> audit result, for each row of the README's table."""
-    mindformers = api_audit.audit(package_dir("mindformers"))
+    """Label -> audit result, for each row of the README's table; each row carries
+    ``in_mindspore`` from the package's recorded presence (``compat/record/record_api_presence.py``)."""
+    mindformers = _with_presence(api_audit.audit(package_dir("mindformers")), "mindformers")
     version = importlib.metadata.version("mindformers")
     files = api_audit.entry_files(LLAMA)
+    modules = len(list(package_dir("mindformers").rglob("*.py")))
     return {
-        f"mindformers {version}, whole package ({len(list(package_dir('mindformers').rglob('*.py')))} modules)":
-            mindformers,
+        f"mindformers {version}, whole package ({modules} modules)": mindformers,
         f"mindformers {version}, `import mindformers.models.llama` ({len(files)} modules)":
             api_audit.restrict(mindformers, files),
-        f"mindcv {importlib.metadata.version('mindcv')}": api_audit.audit(package_dir("mindcv")),
+        f"mindcv {importlib.metadata.version('mindcv')}":
+            _with_presence(api_audit.audit(package_dir("mindcv")), "mindcv"),
     }
+
+
+def _with_presence(result: dict, package: str) -> dict:
+    present = json.loads((api_audit.RECORDED / f"{package}_api_presence.json").read_text())["present"]
+    for row in result["rows"]:
+        row["in_mindspore"] = present.get(row["name"])
+    return result
 
 
 def _methods_line(result: dict) -> str:
@@ -61,12 +71,14 @@ def _methods_line(result: dict) -> str:
 
 def block(counted: dict[str, dict] | None = None) -> str:
     counted = counted or results()
-    lines = [BEGIN, "| MindSpore names referenced | names | provided | missing | of them Cell / Primitive methods (missing) |",
-             "|---|---:|---:|---:|---:|"]
+    lines = [BEGIN, "| MindSpore names referenced | names | provided | missing | of them not in MindSpore "
+             "2.10 either | Cell / Primitive methods among the names (missing) |",
+             "|---|---:|---:|---:|---:|---:|"]
     for label, result in counted.items():
         methods = [r for r in result["rows"] if r["kind"] in ("cell", "primitive")]
+        absent = sum(not r["provided"] and r["in_mindspore"] is False for r in result["rows"])
         lines.append(f"| {label} | {result['total']} | {result['provided']} | "
-                     f"{result['total'] - result['provided']} | "
+                     f"{result['total'] - result['provided']} | {absent} | "
                      f"{len(methods)} ({sum(not r['provided'] for r in methods)}) |")
     llama = list(counted.values())[1]
     lines += ["", "Cell and Primitive methods called on the Llama import path (call sites whose receiver is "
@@ -75,13 +87,13 @@ def block(counted: dict[str, dict] | None = None) -> str:
     return "\n".join(lines)
 
 
-def update(readme: Path = README) -> str:
+def update(readme: Path = README, counted: dict[str, dict] | None = None) -> str:
     """Write the block into ``readme`` (between the markers) and return it."""
     text = readme.read_text()
     if BEGIN not in text or END not in text:
         raise RuntimeError(f"api_audit --readme: {readme} has no {BEGIN} ... {END} block; add the two "
                            f"markers where the counts belong")
-    new = block()
+    new = block(counted)
     head, rest = text.split(BEGIN, 1)
     readme.write_text(head + new + rest.split(END, 1)[1])
     return new

@@ -22,7 +22,8 @@ def methods(cls: type) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    record = {"mindspore": ms.__version__, "Cell": methods(ms.nn.Cell), "Primitive": methods(ms.ops.Primitive)}
+    record = {"mindspore": ms.__version__, "Cell": methods(ms.nn.Cell),
+              "Primitive": methods(ms.ops.Primitive)}
     Path(argv[0]).write_text(json.dumps(record, indent=0) + "\n")
     print(len(record["Cell"]), "Cell methods,", len(record["Primitive"]), "Primitive methods")
 
