@@ -215,16 +215,20 @@ class MethodCalls(ast.NodeVisitor):
             return
         owners = [cls for cls, names in self.methods.items() if func.attr in names]
         parts = chain(func.value)
-        from_module = parts and parts[0] in (*self.aliases, *self.foreign)  # ops.shard(...), np.x.apply(...)
-        if not owners or from_module or _root(func.value) in self.foreign:
+        if not owners or (parts and parts[0] in self.aliases):  # ops.shard(...): a function
             return
         kind, cls = self.value_of(func.value)
         if cls and self.index.defines(cls, func.attr):
             return  # the tree's own method of that name
-        if kind is None and func.attr not in GENERIC and func.attr not in self.tensor_api:
-            self.found += [(owner, func.attr, False) for owner in owners]
-        elif kind in owners:
+        if kind in owners:
             self.found.append((kind, func.attr, True))
+        elif kind is None and not self._excluded(func):
+            self.found += [(owner, func.attr, False) for owner in owners]
+
+    def _excluded(self, func: ast.Attribute) -> bool:
+        """An unknown receiver that is no candidate: from another library's module
+        (``np.ones(3).shard()``), or a method name many objects have."""
+        return func.attr in GENERIC or func.attr in self.tensor_api or _root(func.value) in self.foreign
 
 
 def _root(node: ast.AST) -> str | None:

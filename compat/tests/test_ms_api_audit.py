@@ -65,6 +65,7 @@ def test_the_names_mindcv_references_that_the_layer_lacks_are_not_in_mindspore_e
 PLANTED = """
 import numpy as np
 from mindspore import nn, mint
+from layers import Norm
 from mindspore.ops import operations as P
 import mindspore.ops as ops
 
@@ -80,6 +81,7 @@ class Block(nn.Cell):
         self.own.shard(4)
         self.set_comm_fusion(2)
         self.cell.recompute()
+        Norm().set_comm_fusion(3)
         np.ones(3).shard()
 
     def construct(self, x, optimizer):
@@ -96,7 +98,8 @@ class Own(nn.Cell):
 def test_the_audit_finds_planted_missing_names_and_method_calls(tmp_path, monkeypatch):
     """Names through ``P.X``, ``ops.operations.X``, ``mint.x``; method calls on a primitive
     (``P.Add().shard(...)``, ``self.matmul.shard(...)`` after ``self.matmul = P.MatMul()``), on a
-    cell (``self.set_comm_fusion``) and on an unknown receiver (``self.cell.recompute()``: counted,
+    cell (``self.set_comm_fusion``, ``Norm().set_comm_fusion``: a Cell subclass another file of
+    the tree defines, imported) and on an unknown receiver (``self.cell.recompute()``: counted,
     unsure, for Cell and Primitive); not the tree's own ``shard``, numpy's, an optimizer's
     ``state_dict`` or a Tensor's ``to``. ``Primitive.shard`` is taken away from the layer here, so
     the audit must report it missing whether or not the layer has it."""
@@ -104,6 +107,7 @@ def test_the_audit_finds_planted_missing_names_and_method_calls(tmp_path, monkey
 
     monkeypatch.delattr(ops.Primitive, "shard", raising=False)
     (tmp_path / "m.py").write_text(PLANTED)
+    (tmp_path / "layers.py").write_text("from mindspore import nn\n\nclass Norm(nn.Cell):\n    pass\n")
     rows = {r["name"]: r for r in api_audit.audit(tmp_path)["rows"]}
     names = {n: r["provided"] for n, r in rows.items() if r["kind"] == "api"}
     assert names["mindspore.ops.operations.PlantedMissingOp"] is False
@@ -113,7 +117,7 @@ def test_the_audit_finds_planted_missing_names_and_method_calls(tmp_path, monkey
     assert methods == {
         "Primitive.shard": (False, {"m.py": 2}, {}),
         "Primitive.add_prim_attr": (True, {"m.py": 1}, {}),
-        "Cell.set_comm_fusion": (hasattr(nn.Cell, "set_comm_fusion"), {"m.py": 1}, {}),
+        "Cell.set_comm_fusion": (hasattr(nn.Cell, "set_comm_fusion"), {"m.py": 2}, {}),
         "Cell.set_inputs": (hasattr(nn.Cell, "set_inputs"), {"m.py": 1}, {}),
         "Cell.recompute": (True, {}, {"m.py": 1}),
         "Primitive.recompute": (True, {}, {"m.py": 1}),
