@@ -1,7 +1,8 @@
 """Calls of MindSpore's ``Cell`` and ``Primitive`` methods in a source tree, found statically.
 
 A call ``x.m(...)`` is one when ``m`` is a public method of MindSpore's ``nn.Cell`` or
-``ops.Primitive`` (recorded from MindSpore 2.10: compat/tests/recorded/ms_cell_primitive_methods.json).
+``ops.Primitive`` (recorded from MindSpore 2.10:
+compat/tests/recorded/ms_cell_primitive_methods.json).
 Which of the two ``x`` is comes from where ``x`` comes from:
 
 - a class called: ``P.MatMul().shard(...)`` (``mindspore.ops.<Class>``: a Primitive),
@@ -13,7 +14,7 @@ Which of the two ``x`` is comes from where ``x`` comes from:
 - anything else is unknown: the call counts, as unsure, for each of ``Cell`` and ``Primitive``
   that has ``m``, except when ``m`` is also a Tensor member or a name other objects commonly have
   (``GENERIC``: ``optimizer.state_dict()``, ``pool.apply(...)``), which count only when the
-  receiver is known. A receiver known to be neither (a Tensor, another class) does not count,
+  receiver is known, or the receiver comes from another library (``np.ones(3).shard()``). A receiver known to be neither (a Tensor, another class) does not count,
   nor a call of a method the receiver's class in the tree defines itself (mindformers' cells
   define their own ``shard(parallel_config)``).
 """
