@@ -14,9 +14,10 @@ Which of the two ``x`` is comes from where ``x`` comes from:
 - anything else is unknown: the call counts, as unsure, for each of ``Cell`` and ``Primitive``
   that has ``m``, except when ``m`` is also a Tensor member or a name other objects commonly have
   (``GENERIC``: ``optimizer.state_dict()``, ``pool.apply(...)``), which count only when the
-  receiver is known, or the receiver comes from another library (``np.ones(3).shard()``). A receiver known to be neither (a Tensor, another class) does not count,
-  nor a call of a method the receiver's class in the tree defines itself (mindformers' cells
-  define their own ``shard(parallel_config)``).
+  receiver is known, or the receiver comes from another library (``np.ones(3).shard()``).
+  A receiver known to be neither (a Tensor, another class) does not count, nor a call of a
+  method the receiver's class in the tree defines itself (mindformers' cells define their own
+  ``shard(parallel_config)``).
 """
 
 from __future__ import annotations
