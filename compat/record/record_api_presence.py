@@ -5,9 +5,10 @@
         compat/tests/recorded/mindcv_api_presence.json
 
 For each row of the audit: a module-level name is present when importing the longest
-``mindspore.<module>`` prefix and reading the rest as attributes succeeds; ``Tensor.<name>`` when
-``mindspore.Tensor`` has the member. ``compat/api_audit.py --presence FILE`` then tells the names
-MindSpore itself lacks (a source tree written for another version) from the layer's gaps.
+``mindspore.<module>`` prefix and reading the rest as attributes succeeds; ``Tensor.<name>``, ``Cell.<name>``,
+``Primitive.<name>`` when ``mindspore.Tensor``, ``nn.Cell``, ``ops.Primitive`` has the member.
+``compat/api_audit.py --presence FILE`` then tells the names MindSpore itself lacks (a source
+tree written for another version) from the layer's gaps.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from pathlib import Path
 
 import mindspore as ms
 
+METHOD_OWNERS = {"Tensor": ms.Tensor, "Cell": ms.nn.Cell, "Primitive": ms.ops.Primitive}
+
 
 def present(name: str) -> bool:
-    if name.startswith("Tensor."):
-        return hasattr(ms.Tensor, name.split(".", 1)[1])
+    owner, _, member = name.partition(".")
+    if owner in METHOD_OWNERS:
+        return hasattr(METHOD_OWNERS[owner], member)
     parts = name.split(".")
     for i in range(len(parts), 0, -1):  # the longest importable module prefix
         try:
