@@ -1,0 +1,137 @@
+"""plan_stage / stage_budget: a pipeline stage's share of one device budget (NOTE [ Micro-batches
+in flight ]), checked arguments, and plans that tighten with the micro-batches a stage holds.
+The two-process run under 1F1B is tests/interop/test_pipeline_plan.py."""
+
+import numpy as np
+import paddle
+import pytest
+from paddle import nn
+
+import paddle_recompute as pr
+from paddle_recompute._planner.plan.pipeline import in_flight
+
+planner = pr.planner
+
+
+@pytest.mark.parametrize(("stages", "micro_batches", "expected"), [
+    (4, 8, [4, 3, 2, 1]),  # 1F1B: p - i
+    (4, 2, [2, 2, 2, 1]),  # fewer micro-batches than stages: at most m
+    (1, 3, [1]),
+])
+def test_in_flight_under_1f1b(stages, micro_batches, expected):
+    assert [in_flight(i, stages, micro_batches) for i in range(stages)] == expected
+
+
+def test_in_flight_under_fthenb_is_every_micro_batch():
+    assert [in_flight(i, 3, 5, "FThenB") for i in range(3)] == [5, 5, 5]
+
+
+def test_stage_budget_splits_what_is_left_by_the_micro_batches_in_flight():
+    split = [planner.stage_budget(1000, 200, 10, stage=i, stages=2, micro_batches=4)
+             for i in range(2)]
+    assert split == [800 // 2 - 10, 800 - 10]
+    assert planner.stage_budget(1000, 200, 10, stage=0, stages=2, micro_batches=1) == 790
+    assert planner.stage_budget(1000, 200, 0, stage=0, stages=2, micro_batches=4,
+                                schedule="FThenB") == 200
+    # exactly enough for the fixed memory and the buffers leaves 0 for activations
+    assert planner.stage_budget(220, 200, 10, stage=0, stages=2, micro_batches=4) == 0
+
+
+@pytest.mark.parametrize(("kwargs", "error", "names"), [
+    ({"stages": 0}, ValueError, "`stages` must be an int >= 1, got 0"),
+    ({"stages": 2.0}, ValueError, "`stages`"),
+    ({"micro_batches": 0}, ValueError, "`micro_batches` must be an int >= 1"),
+    ({"stage": 2}, ValueError, "`stage` must be an int in [0, 2) for stages=2"),
+    ({"stage": -1}, ValueError, "`stage` must be an int in [0, 2)"),
+    ({"schedule": "VPP"}, ValueError, "`schedule` must be one of ['1F1B', 'FThenB']"),
+    ({"budget": 0.5}, TypeError, "`budget` must be bytes, an int >= 0, got 0.5 (a fraction"),
+    ({"fixed_bytes": -1}, TypeError, "`fixed_bytes` must be bytes"),
+    ({"budget": 199}, ValueError, "`budget` 199 bytes leaves nothing for stage 0's activations: "
+                                  "its fixed memory (`fixed_bytes`, 200)"),
+    ({"budget": 215}, ValueError, "plus 2 micro-batch(es) in flight times their input and "
+                                  "output buffers (10 bytes each) need 220"),
+])
+def test_stage_budget_names_the_bad_argument(kwargs, error, names):
+    args = {"budget": 1000, "fixed_bytes": 200, "buffer_bytes": 10, "stage": 0, "stages": 2,
+            "micro_batches": 4, **kwargs}
+    budget, fixed, buffers = args.pop("budget"), args.pop("fixed_bytes"), args.pop("buffer_bytes")
+    with pytest.raises(error) as info:
+        planner.stage_budget(budget, fixed, buffers, **args)
+    assert str(info.value).startswith("plan_stage: ") and names in str(info.value), str(info.value)
+
+
+class Block(nn.Layer):
+    """``(h, mask) -> (h', mask)`` as pipeline stages pass them; counts its forwards."""
+
+    calls = 0
+
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = nn.Linear(16, 64), nn.Linear(64, 16)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, args):
+        Block.calls += 1
+        h, mask = args
+        return h + self.down(self.drop(paddle.tanh(self.up(h)))) * mask, mask
+
+
+@pytest.fixture
+def stage():
+    model = nn.Sequential(Block(), Block())
+    h = paddle.randn([8, 16])
+    h.stop_gradient = False
+    mask = paddle.ones([8, 1])
+    return model, (h, mask)
+
+
+def _bytes(*tensors):
+    return sum(t.size * t.element_size() for t in tensors)
+
+
+def test_each_stage_plans_at_its_share_and_the_first_recomputes_more(stage):
+    model, args = stage
+    params = _bytes(*model.parameters())
+    buffers = _bytes(*args) + _bytes(args[0])  # input h and mask, output h (mask passed on)
+    budget = 2 * params + 2 * planner.profile(model, args, repeats=1).total_bytes
+    plans = [planner.plan_stage(model, args, stage=i, stages=2, micro_batches=4, budget=budget,
+                                final_rounds=0) for i in range(2)]
+    # default fixed memory: parameters and their gradients
+    assert [p.budget for p in plans] == [
+        planner.stage_budget(budget, 2 * params, buffers, stage=i, stages=2, micro_batches=4)
+        for i in range(2)]
+    assert plans[0].predicted_bytes <= plans[0].budget < plans[1].budget
+    assert plans[0].predicted_bytes < plans[1].predicted_bytes == plans[1].baseline_bytes
+
+
+def test_fixed_bytes_given_replaces_the_parameter_estimate(stage):
+    model, args = stage
+    budget = 10 * _bytes(*model.parameters())
+    got = planner.plan_stage(model, args, stage=1, stages=2, micro_batches=4, budget=budget,
+                             fixed_bytes=budget // 2, final_rounds=0)
+    buffers = _bytes(*args) + _bytes(args[0])
+    assert got.budget == budget - budget // 2 - buffers
+
+
+def test_planning_a_stage_leaves_the_random_state_as_it_was(stage):
+    """Its one forward for the buffers' bytes runs dropout with the state put back."""
+    model, args = stage
+    paddle.seed(5)
+    planner.plan_stage(model, args, stage=0, stages=2, micro_batches=2, budget=1 << 30,
+                       final_rounds=0)
+    after = model(args)[0].numpy()
+    paddle.seed(5)
+    np.testing.assert_array_equal(after, model(args)[0].numpy())
+
+
+def test_bad_stage_arguments_fail_before_any_forward(stage):
+    model, args = stage
+    Block.calls = 0
+    with pytest.raises(ValueError, match=r"plan_stage: `stage` must be an int in \[0, 2\)"):
+        planner.plan_stage(model, args, stage=2, stages=2, micro_batches=4, budget=1 << 20)
+    with pytest.raises(TypeError, match="plan_stage: `budget` must be bytes"):
+        planner.plan_stage(model, args, stage=0, stages=2, micro_batches=4, budget=0.5)
+    assert Block.calls == 0
+    with pytest.raises(ValueError, match="plan_stage: `budget` .* leaves nothing"):
+        planner.plan_stage(model, args, stage=0, stages=2, micro_batches=4, budget=100)
+    assert Block.calls == 2  # the buffers' forward (two blocks) only: no profile, no plan
