@@ -154,6 +154,8 @@ def plain(state: dict) -> dict:
     base = core.host_memory_stat_current_value("Allocated", 0)
     result = train(build())
     state["fixed"] = int(result["fixed"][1:].max()) - base  # what the stage holds between steps
+    # the backward's working memory beyond what the forwards hold (gradient temporaries)
+    state["working"] = int((result["peaks"][1:] - result["held"][1:]).max())
     result["fixed"] = result["fixed"] - base
     return result
 
@@ -171,24 +173,27 @@ def planned(hcg, state: dict) -> dict:
     target = layer if stage == 0 else WithLoss(layer, MSE())
     args, label = sample(stage)
     inputs = (args,) if stage == 0 else (args, label)
-    # one device budget for both stages: the larger fixed memory plus 1.25 times the larger
+    # Headroom for the backward, outside the share of the micro-batches in flight: the
+    # working memory measured without recompute, plus a rerun's activations (at most one
+    # micro-batch's without recompute, ``baseline``), as the docs advise.
+    baseline = planner.profile(target, *inputs, repeats=1).total_bytes
+    fixed = state["fixed"] + state["working"] + baseline
+    # one device budget for both stages: the larger of those plus 1.25 times the larger
     # stage's no-recompute activations and buffers of one micro-batch, so the last stage
     # (one micro-batch in flight) keeps everything and the first (two) must recompute
-    need = planner.profile(target, *inputs, repeats=1).total_bytes + 2 * nbytes_of(args)
-    both = paddle.to_tensor([state["fixed"], need], dtype="int64")
+    both = paddle.to_tensor([fixed, baseline + 2 * nbytes_of(args)], dtype="int64")
     dist.all_reduce(both, op=dist.ReduceOp.MAX)
     fixed_max, need_max = (int(v) for v in both.numpy())
     budget = fixed_max + need_max * 5 // 4
     plan = planner.plan_stage(target, *inputs, stage=stage, stages=STAGES,
-                              micro_batches=MICRO_BATCHES, budget=budget,
-                              fixed_bytes=state["fixed"],
+                              micro_batches=MICRO_BATCHES, budget=budget, fixed_bytes=fixed,
                               final_rounds=0)  # no timed duel between plans: deterministic
     with plan.apply():
         result = train(layer)
     result["fixed"] = result["fixed"] - base
     result.update(budget=np.array(budget), stage_budget=np.array(plan.budget),
                   predicted=np.array(plan.predicted_bytes), baseline=np.array(plan.baseline_bytes),
-                  planned_fixed=np.array(state["fixed"]),
+                  measured_fixed=np.array(state["fixed"]), planned_fixed=np.array(fixed),
                   choices=np.array(sorted(f"{c.kind}:{','.join(c.targets)}" for c in plan.choices
                                           if c.kind != "keep")))
     return result

@@ -32,11 +32,14 @@ def test_planned_stages_train_exactly_as_without_recompute(runs):
 
 def test_each_stage_holds_within_its_budget(runs):
     """At its most micro-batches in flight (after each forward), what a stage holds beyond
-    its fixed memory fits the device budget less that fixed memory; without the plan the
-    first stage would not fit."""
+    its fixed memory fits its share (the budget less the fixed memory and the backward's
+    headroom, passed as ``fixed_bytes``); the allocator's peak over the whole step fits the
+    device budget.  Without the plan the first stage would not fit its share."""
     for rank, (_, planned) in runs.items():
-        room = int(planned["budget"]) - int(planned["planned_fixed"])
-        assert planned["held"][1:].max() <= room, (rank, planned["held"], room)
+        share = int(planned["budget"]) - int(planned["planned_fixed"])
+        assert planned["held"][1:].max() <= share, (rank, planned["held"], share)
+        room = int(planned["budget"]) - int(planned["measured_fixed"])
+        assert planned["peaks"][1:].max() <= room, (rank, planned["peaks"], room)
     plain0, planned0 = runs[0]
     assert plain0["held"][1:].min() > int(planned0["budget"]) - int(planned0["planned_fixed"])
     # the allocator's peak, the backward's working memory included, drops too

@@ -27,8 +27,14 @@ activations is therefore::
 
 with ``fixed_bytes`` what the stage holds whatever the micro-batches (parameters,
 gradients, optimizer state).  The plan is then the single-model plan at that budget: a
-plan bounds what is held after the forward, like ``plan``'s (the backward's own working
-memory, and a recomputed region's activations while its backward runs, come on top).
+plan bounds what is held after the forward, like ``plan``'s.  The backward's own working
+memory (gradient temporaries) and a recomputed region's activations while its backward
+runs come on top, once, not per micro-batch in flight: whoever wants the allocator's peak
+bounded adds headroom for them to ``fixed_bytes`` (the working memory measured without
+recompute, plus at most one micro-batch's activations without recompute for a rerun).  On
+the two-rank test (tests/interop/test_pipeline_plan.py) that headroom put the first
+stage's peak at 225,280 bytes of a 295,092-byte room, with the share of the micro-batches
+in flight 55,322 bytes each.
 """
 
 from __future__ import annotations
@@ -110,9 +116,11 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
         stages: the number of pipeline stages.
         micro_batches: micro-batches per step (the accumulate steps).
         budget: the device budget in bytes, the same for every stage.
-        fixed_bytes: what the stage holds whatever the micro-batches.  Default: its
-            parameters and their gradients (twice the parameter bytes); optimizer state is
-            not included, so pass the bytes measured before a step to count it.
+        fixed_bytes: what the stage holds whatever the micro-batches, taken out of
+            ``budget`` before it is shared.  Default: its parameters and their gradients
+            (twice the parameter bytes).  Pass the bytes allocated before a step to count
+            optimizer state, plus headroom for the backward to bound the allocator's peak
+            (NOTE [ Micro-batches in flight ]).
         schedule: ``"1F1B"`` (default) or ``"FThenB"``.
         **plan_options: as in :func:`plan` (``options``, ``regions``, ``final_rounds``...),
             and the call's keyword arguments.
