@@ -100,7 +100,7 @@ def test_each_stage_plans_at_its_share_and_the_first_recomputes_more(stage):
     budget = 2 * params + 2 * planner.profile(model, args, repeats=1).total_bytes
     plans = [planner.plan_stage(model, args, stage=i, stages=2, micro_batches=4, budget=budget,
                                 final_rounds=0, options=["full"]) for i in range(2)]
-    # default fixed memory: parameters and their gradients
+    # default fixed memory: parameters and their gradients (every one takes a gradient here)
     assert [p.budget for p in plans] == [
         planner.stage_budget(budget, 2 * params, buffers, stage=i, stages=2, micro_batches=4)
         for i in range(2)]
@@ -115,6 +115,18 @@ def test_fixed_bytes_given_replaces_the_parameter_estimate(stage):
                              fixed_bytes=budget // 2, final_rounds=0, options=["full"])
     buffers = _bytes(*args) + _bytes(args[0])
     assert got.budget == budget - budget // 2 - buffers
+
+
+def test_default_fixed_bytes_count_gradients_of_trainable_parameters_only(stage):
+    model, args = stage
+    frozen = model[0].up.weight
+    frozen.stop_gradient = True
+    params = _bytes(*model.parameters())
+    budget = 10 * params
+    got = planner.plan_stage(model, args, stage=1, stages=2, micro_batches=4, budget=budget,
+                             final_rounds=0, options=["full"])
+    fixed = 2 * params - _bytes(frozen)
+    assert got.budget == budget - fixed - _bytes(*args) - _bytes(args[0])
 
 
 def test_planning_a_stage_leaves_the_random_state_as_it_was(stage):

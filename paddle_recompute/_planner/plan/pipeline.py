@@ -117,8 +117,8 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
         micro_batches: micro-batches per step (the accumulate steps).
         budget: the device budget in bytes, the same for every stage.
         fixed_bytes: what the stage holds whatever the micro-batches, taken out of
-            ``budget`` before it is shared.  Default: its parameters and their gradients
-            (twice the parameter bytes).  Pass the bytes allocated before a step to count
+            ``budget`` before it is shared.  Default: its parameters and the gradients of
+            those that take one.  Pass the bytes allocated before a step to count
             optimizer state, plus headroom for the backward to bound the allocator's peak
             (NOTE [ Micro-batches in flight ]).
         schedule: ``"1F1B"`` (default) or ``"FThenB"``.
@@ -143,7 +143,7 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
     _bytes(budget=budget, fixed_bytes=0 if fixed_bytes is None else fixed_bytes)
     roots = find_roots(model_or_fn, sample_inputs, {})
     if fixed_bytes is None:
-        fixed_bytes = 2 * _parameter_bytes(roots)
+        fixed_bytes = _parameters_and_gradients(roots)
     buffers = _buffer_bytes(model_or_fn, sample_inputs, plan_options, roots)
     per_batch = stage_budget(budget, fixed_bytes, buffers, stage=stage, stages=stages,
                              micro_batches=micro_batches, schedule=schedule)
@@ -170,9 +170,10 @@ def _bytes(**values) -> None:
                                if name == "budget" and isinstance(value, float) else ""))
 
 
-def _parameter_bytes(roots: tuple) -> int:
-    params = {id(p): p for layer in roots for p in layer.parameters()}
-    return sum(p.size * p.element_size() for p in params.values())
+def _parameters_and_gradients(roots: tuple) -> int:
+    """Bytes of the parameters, and of the gradients of those that take one."""
+    params = {id(p): p for layer in roots for p in layer.parameters()}.values()
+    return sum(p.size * p.element_size() * (1 if p.stop_gradient else 2) for p in params)
 
 
 def _buffer_bytes(model_or_fn, sample_inputs: tuple, plan_options: dict, roots: tuple) -> int:
