@@ -149,14 +149,19 @@ def train(layer) -> dict:
 
 
 def plain(state: dict) -> dict:
+    import paddle.distributed as dist
     from paddle.base import core
 
     base = core.host_memory_stat_current_value("Allocated", 0)
     result = train(build())
-    state["fixed"] = int(result["fixed"][1:].max()) - base  # what the stage holds between steps
-    # the backward's working memory beyond what the forwards hold (gradient temporaries)
-    state["working"] = int((result["peaks"][1:] - result["held"][1:]).max())
     result["fixed"] = result["fixed"] - base
+    # what the stage holds between steps: parameters, gradients, AdamW's moments
+    state["fixed"] = int(result["fixed"][1:].max())
+    # both stages' allocator peaks over a step without recompute, beyond that
+    peaks = paddle.to_tensor([int(result["peaks"][1:].max()) if r == dist.get_rank() else 0
+                              for r in range(STAGES)], dtype="int64")
+    dist.all_reduce(peaks)
+    state["plain_peaks"] = [int(v) for v in peaks.numpy()]
     return result
 
 
@@ -165,7 +170,6 @@ def planned(hcg, state: dict) -> dict:
     from paddle.base import core
 
     from paddle_recompute import planner
-    from paddle_recompute.bench import nbytes_of
 
     stage = hcg.get_stage_id()
     base = core.host_memory_stat_current_value("Allocated", 0)
@@ -173,27 +177,24 @@ def planned(hcg, state: dict) -> dict:
     target = layer if stage == 0 else WithLoss(layer, MSE())
     args, label = sample(stage)
     inputs = (args,) if stage == 0 else (args, label)
-    # Headroom for the backward, outside the share of the micro-batches in flight: the
-    # working memory measured without recompute, plus a rerun's activations (at most one
-    # micro-batch's without recompute, ``baseline``), as the docs advise.
-    baseline = planner.profile(target, *inputs, repeats=1).total_bytes
-    fixed = state["fixed"] + state["working"] + baseline
-    # one device budget for both stages: the larger of those plus 1.25 times the larger
-    # stage's no-recompute activations and buffers of one micro-batch, so the last stage
-    # (one micro-batch in flight) keeps everything and the first (two) must recompute
-    both = paddle.to_tensor([fixed, baseline + 2 * nbytes_of(args)], dtype="int64")
-    dist.all_reduce(both, op=dist.ReduceOp.MAX)
-    fixed_max, need_max = (int(v) for v in both.numpy())
-    budget = fixed_max + need_max * 5 // 4
+    # One device budget for both stages: the larger fixed memory, plus a room halfway between
+    # the last stage's peak without recompute (one micro-batch in flight: it fits) and the
+    # first stage's (two in flight: it does not).  No headroom is passed: plan_stage takes
+    # the backward's working memory out of the budget itself.
+    fixed = paddle.to_tensor([state["fixed"]], dtype="int64")
+    dist.all_reduce(fixed, op=dist.ReduceOp.MAX)
+    first, last = state["plain_peaks"]
+    budget = int(fixed.numpy()[0]) + (first + last) // 2
     plan = planner.plan_stage(target, *inputs, stage=stage, stages=STAGES,
-                              micro_batches=MICRO_BATCHES, budget=budget, fixed_bytes=fixed,
+                              micro_batches=MICRO_BATCHES, budget=budget,
+                              fixed_bytes=state["fixed"],
                               final_rounds=0)  # no timed duel between plans: deterministic
     with plan.apply():
         result = train(layer)
     result["fixed"] = result["fixed"] - base
     result.update(budget=np.array(budget), stage_budget=np.array(plan.budget),
                   predicted=np.array(plan.predicted_bytes), baseline=np.array(plan.baseline_bytes),
-                  measured_fixed=np.array(state["fixed"]), planned_fixed=np.array(fixed),
+                  measured_fixed=np.array(state["fixed"]), plain_peaks=np.array(state["plain_peaks"]),
                   choices=np.array(sorted(f"{c.kind}:{','.join(c.targets)}" for c in plan.choices
                                           if c.kind != "keep")))
     return result

@@ -39,6 +39,7 @@ in flight 55,322 bytes each.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 from collections.abc import Callable
@@ -49,8 +50,10 @@ import paddle
 from ..._core.layers import find_roots
 from ..._core.state import ForwardState
 from ..profile.measure import nbytes_of
+from ..profile.measure import profile as run_profile
 from .make import plan
 from .value import Plan
+from .working import measure_working
 
 __all__ = ["SCHEDULES", "in_flight", "stage_budget", "plan_stage"]
 
@@ -73,42 +76,51 @@ def in_flight(stage: int, stages: int, micro_batches: int, schedule: str = "1F1B
 
 
 def stage_budget(budget: int, fixed_bytes: int, buffer_bytes: int, *, stage: int, stages: int,
-                 micro_batches: int, schedule: str = "1F1B") -> int:
+                 micro_batches: int, schedule: str = "1F1B", working_bytes: int = 0) -> int:
     """Bytes one micro-batch's saved activations may take on stage ``stage``:
-    ``(budget - fixed_bytes) // in_flight - buffer_bytes`` (NOTE [ Micro-batches in flight ]).
+    ``(budget - fixed_bytes - working_bytes) // in_flight - buffer_bytes`` (NOTE [ Micro-batches
+    in flight ]).
 
     Raises:
         TypeError: a budget or byte count that is not an int.
         ValueError: bad stage counts, or a budget that leaves nothing for activations.
     """
-    _bytes(budget=budget, fixed_bytes=fixed_bytes, buffer_bytes=buffer_bytes)
+    _bytes(budget=budget, fixed_bytes=fixed_bytes, buffer_bytes=buffer_bytes,
+           working_bytes=working_bytes)
     count = in_flight(stage, stages, micro_batches, schedule)
-    per_batch = (budget - fixed_bytes) // count - buffer_bytes
+    per_batch = (budget - fixed_bytes - working_bytes) // count - buffer_bytes
     if per_batch < 0:
+        working = (f" plus the backward's working memory ({working_bytes:,})"
+                   if working_bytes else "")
         raise ValueError(
             f"{_API}: `budget` {budget:,} bytes leaves nothing for stage {stage}'s activations: "
-            f"its fixed memory (`fixed_bytes`, {fixed_bytes:,}) plus {count} micro-batch(es) in "
-            f"flight times their input and output buffers ({buffer_bytes:,} bytes each) need "
-            f"{fixed_bytes + count * buffer_bytes:,}; raise the budget, use fewer "
-            f"micro-batches or more stages")
+            f"its fixed memory (`fixed_bytes`, {fixed_bytes:,}){working} plus {count} "
+            f"micro-batch(es) in flight times their input and output buffers ({buffer_bytes:,} "
+            f"bytes each) need {fixed_bytes + working_bytes + count * buffer_bytes:,}; raise "
+            f"the budget, use fewer micro-batches or more stages")
     return per_batch
 
 
 def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int, stages: int,
                micro_batches: int, budget: int, fixed_bytes: int | None = None,
-               schedule: str = "1F1B", **plan_options: Any) -> Plan:
-    """Plan one pipeline stage so that, with its micro-batches in flight, it fits ``budget``.
+               working_bytes: int | None = None, schedule: str = "1F1B",
+               **plan_options: Any) -> Plan:
+    """Plan one pipeline stage so that its allocator peak over a training step fits ``budget``.
 
-    Each rank calls it for its own stage (a ``PipelineLayer`` holds only its stage's layers):
-    the stage's share of activations per micro-batch is ``(budget - fixed_bytes) //
-    in_flight - buffer_bytes`` (NOTE [ Micro-batches in flight ]), and the plan is
-    :func:`plan`'s at that budget.  Stage ``i`` of ``p`` holds ``min(p - i, m)``
-    micro-batches under 1F1B, so earlier stages get tighter plans.
+    Each rank calls it for its own stage (a ``PipelineLayer`` holds only its stage's layers).
+    The stage's share of activations per micro-batch is ``(budget - fixed_bytes -
+    working_bytes) // in_flight - buffer_bytes`` (NOTE [ Micro-batches in flight ]), and the
+    plan is :func:`plan`'s at that share.  Stage ``i`` of ``p`` holds ``min(p - i, m)``
+    micro-batches under 1F1B, so earlier stages get tighter plans.  ``working_bytes`` is
+    measured (NOTE [ Backward working memory ]): first without recompute, then with the plan
+    applied, whose reruns add to it; while the plan's exceeds what its share was made
+    with, the stage is planned again with the larger reserve (NOTE [ Working memory
+    reserve ]).
 
     Args:
         model_or_fn: the stage (a ``PipelineLayer``, which runs this rank's layers), or a
             function running it; on the last stage, a function that adds the loss counts
-            the loss's saved tensors too.
+            the loss's saved tensors and its backward too.
         *sample_inputs: one micro-batch's inputs of the stage (on later stages, tensors
             shaped like what the stage before sends, ``stop_gradient=False`` where they
             take gradients).
@@ -118,9 +130,13 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
         budget: the device budget in bytes, the same for every stage.
         fixed_bytes: what the stage holds whatever the micro-batches, taken out of
             ``budget`` before it is shared.  Default: its parameters and the gradients of
-            those that take one.  Pass the bytes allocated before a step to count
-            optimizer state, plus headroom for the backward to bound the allocator's peak
-            (NOTE [ Micro-batches in flight ]).
+            those that take one.  With an optimizer that keeps state (Adam's two moments
+            per parameter), pass the bytes allocated before a training step instead.
+        working_bytes: what the backward allocates beyond what the forward holds, taken
+            out of ``budget`` too.  Default: measured on the allocator, with the plan
+            applied (needs the host allocator statistics on the CPU:
+            ``FLAGS_enable_host_memory_stat=1`` before Paddle's import).  Given, it is used
+            as it is and nothing is measured.
         schedule: ``"1F1B"`` (default) or ``"FThenB"``.
         **plan_options: as in :func:`plan` (``options``, ``regions``, ``final_rounds``...),
             and the call's keyword arguments.
@@ -130,9 +146,10 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
 
     Raises:
         TypeError / ValueError: bad stage counts, a stage index out of range, a budget that
-            is not bytes or that does not cover the fixed memory and the buffers (the
-            argument is named).
+            is not bytes or that does not cover the fixed memory, the working memory and
+            the buffers (the argument is named).
         InfeasibleBudget: the per-micro-batch budget is below the least the stage can hold.
+        RecomputeError: ``working_bytes`` not given and the allocator keeps no statistics.
 
     Example:
         >>> plan = planner.plan_stage(pipeline_layer, (hidden, mask), stage=hcg.get_stage_id(),
@@ -140,14 +157,48 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
         >>> plan.apply()  # doctest: +SKIP
     """
     in_flight(stage, stages, micro_batches, schedule)  # checked before any work
-    _bytes(budget=budget, fixed_bytes=0 if fixed_bytes is None else fixed_bytes)
-    roots = find_roots(model_or_fn, sample_inputs, {})
+    _bytes(budget=budget, fixed_bytes=0 if fixed_bytes is None else fixed_bytes,
+           working_bytes=0 if working_bytes is None else working_bytes)
+    kwargs = {k: v for k, v in plan_options.items() if k not in _PLAN_PARAMETERS}
+    roots = find_roots(model_or_fn, sample_inputs, kwargs)
     if fixed_bytes is None:
         fixed_bytes = _parameters_and_gradients(roots)
-    buffers = _buffer_bytes(model_or_fn, sample_inputs, plan_options, roots)
-    per_batch = stage_budget(budget, fixed_bytes, buffers, stage=stage, stages=stages,
-                             micro_batches=micro_batches, schedule=schedule)
-    return plan(model_or_fn, *sample_inputs, budget=per_batch, **plan_options)
+    split = functools.partial(stage_budget, budget, fixed_bytes,
+                              _buffer_bytes(model_or_fn, sample_inputs, kwargs, roots),
+                              stage=stage, stages=stages, micro_batches=micro_batches,
+                              schedule=schedule)
+    split(working_bytes=working_bytes or 0)  # the plain split fails before any profiling
+    if working_bytes is not None:
+        return plan(model_or_fn, *sample_inputs, budget=split(working_bytes=working_bytes),
+                    **plan_options)
+    return _reserved(model_or_fn, sample_inputs, kwargs, roots, split, plan_options)
+
+
+def _reserved(model_or_fn, sample_inputs, kwargs, roots, split, plan_options) -> Plan:
+    """NOTE [ Working memory reserve ]: the plan at the share left after a reserve for the
+    backward's working memory, the reserve starting at the working memory without
+    recompute and raised to the plan's own (its reruns add to it) until the plan's fits.
+    The reserve only grows and the share only shrinks, so this ends: in a plan whose
+    working memory fits its reserve, or in ``InfeasibleBudget`` (or ``stage_budget``'s
+    error) once the share is too small; each round reuses the one profile.
+    """
+    call = (model_or_fn, sample_inputs, kwargs)
+    params = list({id(p): p for layer in roots for p in layer.parameters()
+                   if not p.stop_gradient}.values())
+    options = dict(plan_options)
+    if options.get("profile") is None:
+        options["profile"] = run_profile(model_or_fn, *sample_inputs,
+                                         blocks=options.get("blocks"), **kwargs)
+    reserve = measure_working(_API, call, roots, params)
+    while True:
+        chosen = plan(model_or_fn, *sample_inputs, budget=split(working_bytes=reserve), **options)
+        if not any(c.kind != "keep" for c in chosen.choices):
+            return chosen  # no rerun: the working memory measured without recompute is its own
+        with chosen.apply():
+            need = measure_working(_API, call, roots, params)
+        if need <= reserve:
+            return chosen
+        reserve = need
 
 
 def _check(stage, stages, micro_batches, schedule) -> None:
@@ -176,10 +227,9 @@ def _parameters_and_gradients(roots: tuple) -> int:
     return sum(p.size * p.element_size() * (1 if p.stop_gradient else 2) for p in params)
 
 
-def _buffer_bytes(model_or_fn, sample_inputs: tuple, plan_options: dict, roots: tuple) -> int:
+def _buffer_bytes(model_or_fn, sample_inputs: tuple, kwargs: dict, roots: tuple) -> int:
     """Bytes of one micro-batch's input and output (each tensor once): the pipeline keeps
     them until its backward.  One forward without gradients, state put back."""
-    kwargs = {k: v for k, v in plan_options.items() if k not in _PLAN_PARAMETERS}
     with ForwardState(True, roots).replayed(_API), paddle.no_grad():
         output = model_or_fn(*sample_inputs, **kwargs)
     alive = {p.data_ptr() for layer in roots for p in layer.parameters()}
