@@ -66,3 +66,4 @@ def test_the_first_stage_holds_two_micro_batches_so_gets_the_tighter_plan(runs):
     saved = 2 * (int(planned0["baseline"]) - int(planned0["predicted"]))
     assert (plain0["held"][1:] - planned0["held"][1:] >= saved).all(), (plain0["held"], planned0["held"])
     np.testing.assert_array_equal(planned1["held"][1:], plain1["held"][1:])
+

@@ -26,15 +26,26 @@ activations is therefore::
     (budget - fixed_bytes) // in_flight - buffer_bytes
 
 with ``fixed_bytes`` what the stage holds whatever the micro-batches (parameters,
-gradients, optimizer state).  The plan is then the single-model plan at that budget: a
-plan bounds what is held after the forward, like ``plan``'s.  The backward's own working
-memory (gradient temporaries) and a recomputed region's activations while its backward
-runs come on top, once, not per micro-batch in flight: whoever wants the allocator's peak
-bounded adds headroom for them to ``fixed_bytes`` (the working memory measured without
-recompute, plus at most one micro-batch's activations without recompute for a rerun).  On
-the two-rank test (tests/interop/test_pipeline_plan.py) that headroom put the first
-stage's peak at 225,280 bytes of a 295,092-byte room, with the share of the micro-batches
-in flight 55,322 bytes each.
+gradients, optimizer state) and ``working_bytes`` the backward's working memory (NOTE [
+Backward working memory ] in ``working.py``): gradient temporaries, and a recomputed
+region's rerun while its backward runs.  It comes once, not per micro-batch in flight: a
+stage runs one backward at a time.  The plan is then the single-model plan at that budget.
+
+NOTE [ Working memory reserve ]: the working memory depends on the plan (a rerun adds a
+region's activations to it), and the plan on the working memory (through the share).
+``plan_stage`` starts from the working memory measured without recompute, plans at the
+share it leaves, then measures one micro-batch's forward and backward with the plan
+applied: what the forward leaves allocated (``held``) and the peak beyond it.  The step
+fits when ``in_flight * (input_bytes + held) + working <= budget - fixed_bytes``, the
+1F1B peak: the other micro-batches in flight hold their inputs and activations while one
+runs its backward.  If it does not fit, the reserve grows by the excess and the stage is
+planned again (the profile is reused).  The reserve only grows and the share only
+shrinks, so the rounds end in a plan that fits, in ``InfeasibleBudget`` once the share is
+below what the stage can hold, or after ``_ROUNDS`` plans in an error naming the numbers.
+What is checked is measured, not predicted: held bytes the profile leaves out (allocator
+rounding, tensors saved without the hooks) count too.  On the two-rank test
+(tests/interop/test_pipeline_plan.py) the first stage's peak was 192,512 bytes of a
+221,232-byte room, 262,144 without recompute.
 """
 
 from __future__ import annotations
@@ -43,10 +54,12 @@ import functools
 import inspect
 import numbers
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import paddle
 
+from ..._core.errors import RecomputeError
 from ..._core.layers import find_roots
 from ..._core.state import ForwardState
 from ..profile.measure import nbytes_of
@@ -58,6 +71,7 @@ from .working import measure_working
 __all__ = ["SCHEDULES", "in_flight", "stage_budget", "plan_stage"]
 
 SCHEDULES = ("1F1B", "FThenB")
+_ROUNDS = 6  # plans tried at growing reserves (NOTE [ Working memory reserve ])
 _API = "plan_stage"
 # plan's own keywords; any other keyword is the call's
 _PLAN_PARAMETERS = frozenset(name for name, p in inspect.signature(plan).parameters.items()
@@ -156,49 +170,66 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
         ...                           stages=2, micro_batches=4, budget=2 << 30)  # doctest: +SKIP
         >>> plan.apply()  # doctest: +SKIP
     """
-    in_flight(stage, stages, micro_batches, schedule)  # checked before any work
+    count = in_flight(stage, stages, micro_batches, schedule)  # checked before any work
     _bytes(budget=budget, fixed_bytes=0 if fixed_bytes is None else fixed_bytes,
            working_bytes=0 if working_bytes is None else working_bytes)
     kwargs = {k: v for k, v in plan_options.items() if k not in _PLAN_PARAMETERS}
     roots = find_roots(model_or_fn, sample_inputs, kwargs)
     if fixed_bytes is None:
         fixed_bytes = _parameters_and_gradients(roots)
-    split = functools.partial(stage_budget, budget, fixed_bytes,
-                              _buffer_bytes(model_or_fn, sample_inputs, kwargs, roots),
-                              stage=stage, stages=stages, micro_batches=micro_batches,
-                              schedule=schedule)
+    inputs, buffers = _buffer_bytes(model_or_fn, sample_inputs, kwargs, roots)
+    split = functools.partial(stage_budget, budget, fixed_bytes, buffers, stage=stage,
+                              stages=stages, micro_batches=micro_batches, schedule=schedule)
     split(working_bytes=working_bytes or 0)  # the plain split fails before any profiling
     if working_bytes is not None:
         return plan(model_or_fn, *sample_inputs, budget=split(working_bytes=working_bytes),
                     **plan_options)
-    return _reserved(model_or_fn, sample_inputs, kwargs, roots, split, plan_options)
+    fits = _Fit(room=budget - fixed_bytes, in_flight=count, input_bytes=inputs)
+    return _reserved((model_or_fn, sample_inputs, kwargs), roots, split, fits, plan_options)
 
 
-def _reserved(model_or_fn, sample_inputs, kwargs, roots, split, plan_options) -> Plan:
-    """NOTE [ Working memory reserve ]: the plan at the share left after a reserve for the
-    backward's working memory, the reserve starting at the working memory without
-    recompute and raised to the plan's own (its reruns add to it) until the plan's fits.
-    The reserve only grows and the share only shrinks, so this ends: in a plan whose
-    working memory fits its reserve, or in ``InfeasibleBudget`` (or ``stage_budget``'s
-    error) once the share is too small; each round reuses the one profile.
-    """
-    call = (model_or_fn, sample_inputs, kwargs)
+@dataclass(frozen=True)
+class _Fit:
+    """What a stage's step must fit: ``in_flight`` micro-batches, each its inputs plus what
+    its forward leaves allocated, and one backward's working memory, in ``room`` bytes."""
+
+    room: int
+    in_flight: int
+    input_bytes: int
+
+    def over(self, held: int, working: int) -> int:
+        """Bytes by which the measured step exceeds the room (<= 0: it fits)."""
+        return self.in_flight * (self.input_bytes + held) + working - self.room
+
+
+def _reserved(call: tuple, roots: tuple, split, fits: _Fit, plan_options: dict) -> Plan:
+    """The plan at the share left after a reserve for the backward (NOTE [ Working memory
+    reserve ]), checked against the measured step."""
     params = list({id(p): p for layer in roots for p in layer.parameters()
                    if not p.stop_gradient}.values())
+    model_or_fn, sample_inputs, kwargs = call
     options = dict(plan_options)
     if options.get("profile") is None:
         options["profile"] = run_profile(model_or_fn, *sample_inputs,
                                          blocks=options.get("blocks"), **kwargs)
-    reserve = measure_working(_API, call, roots, params)
-    while True:
+    plain = measure_working(_API, call, roots, params)
+    reserve = plain[1]
+    for _ in range(_ROUNDS):
         chosen = plan(model_or_fn, *sample_inputs, budget=split(working_bytes=reserve), **options)
-        if not any(c.kind != "keep" for c in chosen.choices):
-            return chosen  # no rerun: the working memory measured without recompute is its own
-        with chosen.apply():
-            need = measure_working(_API, call, roots, params)
-        if need <= reserve:
+        measured = plain
+        if any(c.kind != "keep" for c in chosen.choices):
+            with chosen.apply():
+                measured = measure_working(_API, call, roots, params)
+        over = fits.over(*measured)
+        if over <= 0:
             return chosen
-        reserve = need
+        reserve += over
+    raise RecomputeError(
+        f"{_API}: no plan fit the budget after {_ROUNDS} rounds: the last one's measured step "
+        f"({measured[0]:,} bytes held per micro-batch beyond its {fits.input_bytes:,} bytes of "
+        f"inputs, {measured[1]:,} bytes of working memory) exceeded the {fits.room:,} bytes "
+        f"left by the fixed memory by {over:,}; raise the budget, or pass `working_bytes=` to "
+        f"plan with a reserve of your own")
 
 
 def _check(stage, stages, micro_batches, schedule) -> None:
@@ -227,10 +258,12 @@ def _parameters_and_gradients(roots: tuple) -> int:
     return sum(p.size * p.element_size() * (1 if p.stop_gradient else 2) for p in params)
 
 
-def _buffer_bytes(model_or_fn, sample_inputs: tuple, kwargs: dict, roots: tuple) -> int:
-    """Bytes of one micro-batch's input and output (each tensor once): the pipeline keeps
-    them until its backward.  One forward without gradients, state put back."""
+def _buffer_bytes(model_or_fn, sample_inputs: tuple, kwargs: dict, roots: tuple) -> tuple:
+    """Bytes of one micro-batch's inputs, and of its inputs and output (each tensor once):
+    the pipeline keeps them until its backward.  One forward without gradients, state put
+    back."""
     with ForwardState(True, roots).replayed(_API), paddle.no_grad():
         output = model_or_fn(*sample_inputs, **kwargs)
-    alive = {p.data_ptr() for layer in roots for p in layer.parameters()}
-    return nbytes_of((sample_inputs, kwargs, output), alive.__contains__)
+    alive = {p.data_ptr() for layer in roots for p in layer.parameters()}.__contains__
+    return (nbytes_of((sample_inputs, kwargs), alive),
+            nbytes_of((sample_inputs, kwargs, output), alive))

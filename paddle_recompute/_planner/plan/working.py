@@ -7,8 +7,9 @@ gradient before it is added into ``.grad`` (as large as the parameter: a 64x256 
 makes a 65,536-byte temporary), and, in a recomputed region, the rerun's activations
 while the region's backward runs.  None of it is saved by the forward, so the saved-tensor
 hooks that count a plan's bytes never see it; the allocator does.  ``measure_working`` runs
-one forward and backward of the call (state put back, as a replay does) and returns the
-allocator's peak over it beyond what was allocated when the forward ended.  The first
+one forward and backward of the call (state put back, as a replay does) and returns what
+the forward left allocated (its saved tensors and outputs: what a micro-batch in flight
+holds beyond its inputs) and the allocator's peak over forward and backward beyond that.  The first
 backward of a parameter moves its fresh gradient into ``.grad`` without a copy, so when a
 parameter has none yet an unmeasured forward and backward runs first: the measured one is
 a training step's.  ``.grad`` is put back afterwards (cleared where there was none).
@@ -35,9 +36,10 @@ __all__ = ["measure_working"]
 _PROBE = 1 << 20
 
 
-def measure_working(api: str, call: tuple, roots: tuple, params: list) -> int:
-    """Bytes the allocator peaked at during the backward of ``call``, beyond what was
-    allocated when its forward ended (NOTE [ Backward working memory ]).
+def measure_working(api: str, call: tuple, roots: tuple, params: list) -> tuple[int, int]:
+    """``(held, working)``: bytes the forward of ``call`` left allocated, and bytes the
+    allocator peaked at beyond those during its forward and backward (NOTE [ Backward
+    working memory ]).
 
     Raises:
         RecomputeError: the allocator keeps no statistics in this process.
@@ -56,17 +58,20 @@ def measure_working(api: str, call: tuple, roots: tuple, params: list) -> int:
         _put_back(saved.values())
 
 
-def _step(api: str, call: tuple, roots: tuple, memory) -> int:
+def _step(api: str, call: tuple, roots: tuple, memory) -> tuple[int, int]:
     fn, args, kwargs = call
     with ForwardState(True, roots).replayed(api):
+        sync()
+        start = memory.current()
         memory.reset_peak()
         outs = [t for t in tree.flatten(fn(*args, **kwargs))[0]
                 if not t.stop_gradient and t.is_floating_point()]
         sync()
         held = memory.current()
-        paddle.autograd.backward(outs, [paddle.ones_like(t) for t in outs])
+        if outs:  # a stage that takes no gradient has no backward
+            paddle.autograd.backward(outs, [paddle.ones_like(t) for t in outs])
         sync()
-        return max(0, memory.peak() - held)
+        return held - start, max(0, memory.peak() - held)
 
 
 def _put_back(saved) -> None:
