@@ -298,3 +298,26 @@ def test_without_allocator_statistics_it_names_the_fix(stage, monkeypatch):
     assert got.budget == planner.stage_budget(1 << 30, 2 * _bytes(*model.parameters()),
                                               _bytes(*args) + _bytes(args[0]), stage=0, stages=2,
                                               micro_batches=4, working_bytes=1000)
+
+
+def test_a_step_that_never_fits_ends_in_an_error_naming_the_numbers(stage, monkeypatch):
+    """Measurements that exceed the room by a byte however much is reserved: the rounds
+    stop, each planning again with the excess reserved, and the error names the bytes."""
+    from paddle_recompute._planner.plan import pipeline
+
+    model, args = stage
+    budget, fixed = 1 << 20, 2 * _bytes(*model.parameters())
+    inputs = _bytes(*args)
+    measured = []
+
+    def too_much(api, call, roots, params):
+        measured.append(api)
+        held = 50_000  # two in flight, each its inputs and this, plus the working memory
+        return held, budget - fixed - 2 * (inputs + held) + 1
+
+    monkeypatch.setattr(pipeline, "measure_working", too_much)
+    with pytest.raises(pr.RecomputeError, match=r"plan_stage: no plan fit the budget after 6 "
+                       r"rounds: .* exceeded the .* bytes left by the fixed memory by 1; raise"):
+        planner.plan_stage(model, args, stage=0, stages=2, micro_batches=4, budget=budget,
+                           final_rounds=0, options=["full"])
+    assert 1 <= len(measured) <= 7  # the plain measurement, then one per plan that recomputes

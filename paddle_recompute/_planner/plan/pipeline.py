@@ -127,9 +127,10 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
     plan is :func:`plan`'s at that share.  Stage ``i`` of ``p`` holds ``min(p - i, m)``
     micro-batches under 1F1B, so earlier stages get tighter plans.  ``working_bytes`` is
     measured (NOTE [ Backward working memory ]): first without recompute, then with the plan
-    applied, whose reruns add to it; while the plan's exceeds what its share was made
-    with, the stage is planned again with the larger reserve (NOTE [ Working memory
-    reserve ]).
+    applied, whose reruns add to it.  The measured step (the micro-batches in flight, each
+    its inputs and what its forward left allocated, plus one backward's peak) must fit
+    ``budget - fixed_bytes``; while it does not, the excess is reserved too and the stage
+    planned again (NOTE [ Working memory reserve ]).
 
     Args:
         model_or_fn: the stage (a ``PipelineLayer``, which runs this rank's layers), or a
@@ -163,7 +164,8 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
             is not bytes or that does not cover the fixed memory, the working memory and
             the buffers (the argument is named).
         InfeasibleBudget: the per-micro-batch budget is below the least the stage can hold.
-        RecomputeError: ``working_bytes`` not given and the allocator keeps no statistics.
+        RecomputeError: ``working_bytes`` not given and the allocator keeps no statistics,
+            or no plan's measured step fit after a few rounds (the numbers are named).
 
     Example:
         >>> plan = planner.plan_stage(pipeline_layer, (hidden, mask), stage=hcg.get_stage_id(),
