@@ -36,7 +36,7 @@ def test_each_stage_peaks_within_the_device_budget(runs):
     moments; no headroom), each stage's allocator peak over a whole step, the backward's
     working memory and the reruns included, fits the budget.  Without the plan the first
     stage's peak exceeds it, so the plan is what makes it fit."""
-    for rank, (plain, planned) in runs.items():
+    for rank, (_, planned) in runs.items():
         # the allocator's peak over each measured step, beyond what was allocated before the
         # stage was built (its fixed memory, the sample inputs and the peak of the step)
         top = planned["fixed"][1:] + planned["peaks"][1:]

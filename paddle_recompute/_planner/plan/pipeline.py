@@ -149,9 +149,9 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
             per parameter), pass the bytes allocated before a training step instead.
         working_bytes: what the backward allocates beyond what the forward holds, taken
             out of ``budget`` too.  Default: measured on the allocator, with the plan
-            applied (needs the host allocator statistics on the CPU:
-            ``FLAGS_enable_host_memory_stat=1`` before Paddle's import).  Given, it is used
-            as it is and nothing is measured.
+            applied (on the CPU, Paddle's host allocator statistics; where a process keeps
+            none, ``FLAGS_enable_host_memory_stat=1`` before Paddle's import turns them on).
+            Given, it is used as it is and nothing is measured.
         schedule: ``"1F1B"`` (default) or ``"FThenB"``.
         **plan_options: as in :func:`plan` (``options``, ``regions``, ``final_rounds``...),
             and the call's keyword arguments.

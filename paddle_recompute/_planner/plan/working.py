@@ -15,7 +15,9 @@ parameter has none yet an unmeasured forward and backward runs first: the measur
 a training step's.  ``.grad`` is put back afterwards (cleared where there was none).
 
 On the CPU the counter is Paddle's host allocator statistic, probed with a 1 MiB
-allocation (builds where it does not move raise, naming the fix); on a GPU, the device
+allocation: where it does not move (the environment variable
+``FLAGS_enable_host_memory_stat=1``, read when Paddle is imported, turns it on where a build
+leaves it off) the error names that fix and ``working_bytes=``.  On a GPU it is the device
 allocator's.
 """
 
