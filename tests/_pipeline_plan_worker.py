@@ -37,7 +37,9 @@ class Act(nn.GELU):
 
 
 class Block(nn.Layer):
-    """``(h, mask) -> (h + mlp(h) * mask, mask)``, dropout inside (its mask is replayed)."""
+    """``(h, mask) -> (h + mlp(h) * mask, mask)``, dropout inside (its mask is replayed).
+    The mask is passed on as an alias: the pipeline frees a stage's outputs once sent, and
+    returned as it is it would be freed under a recomputed block that took it."""
 
     def __init__(self):
         super().__init__()
@@ -48,7 +50,7 @@ class Block(nn.Layer):
 
     def forward(self, args):
         h, mask = args
-        return h + self.down(self.drop(self.act(self.up(h)))) * mask, mask
+        return h + self.down(self.drop(self.act(self.up(h)))) * mask, mask.detach()
 
 
 class MSE(nn.Layer):

@@ -70,7 +70,8 @@ def test_stage_budget_names_the_bad_argument(kwargs, error, names):
 
 
 class Block(nn.Layer):
-    """``(h, mask) -> (h', mask)`` as pipeline stages pass them; counts its forwards."""
+    """``(h, mask) -> (h', mask)`` as pipeline stages pass them (the mask as an alias);
+    counts its forwards."""
 
     calls = 0
 
@@ -82,7 +83,8 @@ class Block(nn.Layer):
     def forward(self, args):
         Block.calls += 1
         h, mask = args
-        return h + self.down(self.drop(paddle.tanh(self.up(h)))) * mask, mask
+        # the mask passed on as an alias: the pipeline frees a stage's outputs once sent
+        return h + self.down(self.drop(paddle.tanh(self.up(h)))) * mask, mask.detach()
 
 
 @pytest.fixture
@@ -203,7 +205,8 @@ class Wide(nn.Layer):
 
     def forward(self, args):
         h, mask = args
-        return h + self.down(self.drop(paddle.tanh(self.up(h)))) * mask, mask
+        # the mask passed on as an alias: the pipeline frees a stage's outputs once sent
+        return h + self.down(self.drop(paddle.tanh(self.up(h)))) * mask, mask.detach()
 
 
 def _wide_stage():
@@ -321,3 +324,28 @@ def test_a_step_that_never_fits_ends_in_an_error_naming_the_numbers(stage, monke
         planner.plan_stage(model, args, stage=0, stages=2, micro_batches=4, budget=budget,
                            final_rounds=0, options=["full"])
     assert 1 <= len(measured) <= 7  # the plain measurement, then one per plan that recomputes
+
+
+class PassesOn(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, args):
+        h, mask = args
+        return paddle.tanh(self.fc(h)) * mask, mask  # the input itself
+
+
+def test_a_stage_returning_an_input_itself_is_refused_but_on_the_last_stage(stage):
+    """NOTE [ Inputs passed on ]: the pipeline frees a stage's outputs once sent, so an
+    output that is an input itself would be freed under a region that took it."""
+    _, args = stage
+    model = nn.Sequential(PassesOn(), PassesOn())
+    with pytest.raises(ValueError, match=r"plan_stage: the stage returns one of its inputs as "
+                       r"it is \(output 1, shape \[8, 1\]\); the pipeline frees .* return an "
+                       r"alias of it \(`x.detach\(\)`"):
+        planner.plan_stage(model, args, stage=0, stages=2, micro_batches=4, budget=1 << 30,
+                           final_rounds=0, options=["full"])
+    got = planner.plan_stage(model, args, stage=1, stages=2, micro_batches=4, budget=1 << 30,
+                             final_rounds=0, options=["full"])  # its output is not freed
+    assert got.predicted_bytes == got.baseline_bytes
