@@ -44,8 +44,9 @@ shrinks, so the rounds end in a plan that fits, in ``InfeasibleBudget`` once the
 below what the stage can hold, or after ``_ROUNDS`` plans in an error naming the numbers.
 What is checked is measured, not predicted: held bytes the profile leaves out (allocator
 rounding, tensors saved without the hooks) count too.  On the two-rank test
-(tests/interop/test_pipeline_plan.py) the first stage's peak was 192,512 bytes of a
-221,232-byte room, 262,144 without recompute.
+(tests/interop/test_pipeline_plan.py) the first stage's peak was 159,744 to 188,416 bytes
+over three runs (the plan varies with measured times) of a 221,232-byte room, 262,144
+without recompute.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
     Raises:
         TypeError / ValueError: bad stage counts, a stage index out of range, a budget that
             is not bytes or that does not cover the fixed memory, the working memory and
-            the buffers (the argument is named).
+            the buffers (the argument is named); a stage but the last that returns one of
+            its inputs itself (NOTE [ Inputs passed on ]).
         InfeasibleBudget: the per-micro-batch budget is below the least the stage can hold.
         RecomputeError: ``working_bytes`` not given and the allocator keeps no statistics,
             or no plan's measured step fit after a few rounds (the numbers are named).
