@@ -47,7 +47,8 @@ def measure_working(api: str, call: tuple, roots: tuple, params: list) -> tuple[
         RecomputeError: the allocator keeps no statistics in this process.
     """
     memory = _memory(api)
-    saved = {id(p): (p, None if p.grad is None else p.grad.clone()) for p in params}
+    with paddle.no_grad():
+        saved = {id(p): (p, None if p.grad is None else p.grad.clone()) for p in params}
     was = gc.isenabled()
     gc.disable()  # a collection inside would free unrelated memory and read as less
     try:
