@@ -23,7 +23,7 @@ micro-batch).  The profile leaves inputs out (alive anyway for one call, not so 
 micro-batches), so ``plan_stage`` counts them here.  The budget of one micro-batch's
 activations is therefore::
 
-    (budget - fixed_bytes) // in_flight - buffer_bytes
+    (budget - fixed_bytes - working_bytes) // in_flight - buffer_bytes
 
 with ``fixed_bytes`` what the stage holds whatever the micro-batches (parameters,
 gradients, optimizer state) and ``working_bytes`` the backward's working memory (NOTE [

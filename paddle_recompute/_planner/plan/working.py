@@ -6,13 +6,14 @@ stage's output, the gradients of activations between operators, each parameter's
 gradient before it is added into ``.grad`` (as large as the parameter: a 64x256 weight
 makes a 65,536-byte temporary), and, in a recomputed region, the rerun's activations
 while the region's backward runs.  None of it is saved by the forward, so the saved-tensor
-hooks that count a plan's bytes never see it; the allocator does.  ``measure_working`` runs
-one forward and backward of the call (state put back, as a replay does) and returns what
-the forward left allocated (its saved tensors and outputs: what a micro-batch in flight
-holds beyond its inputs) and the allocator's peak over forward and backward beyond that.  The first
-backward of a parameter moves its fresh gradient into ``.grad`` without a copy, so when a
-parameter has none yet an unmeasured forward and backward runs first: the measured one is
-a training step's.  ``.grad`` is put back afterwards (cleared where there was none).
+hooks that count a plan's bytes never see it; the allocator does.  ``measure_working``
+runs one forward and backward of the call (state put back, as a replay does) and returns
+what the forward left allocated (its saved tensors and outputs: what a micro-batch in
+flight holds beyond its inputs) and the allocator's peak over forward and backward beyond
+that.  The first backward of a parameter moves its fresh gradient into ``.grad`` without a
+copy, so when a parameter has none yet an unmeasured forward and backward runs first: the
+measured one is a training step's.  ``.grad`` is put back afterwards (cleared where there
+was none).
 
 On the CPU the counter is Paddle's host allocator statistic, probed with a 1 MiB
 allocation: where it does not move (the environment variable
