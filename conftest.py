@@ -28,6 +28,7 @@ SUBPROCESS: dict[str, object] = {
     "test_param_attributes_dp.py": ALL,
     "test_param_identity_mp.py": ALL,
     "test_observation_verdict.py": {"test_across_processes_judges_the_bound_on_each_fresh_processs_median"},
+    "test_pipeline_plan.py": ALL,
     "test_threads.py": {"test_exit_with_the_pair_installed_does_not_hang"},
     # the MindSpore layer's tests
     "test_ms_layer_optin.py": {"test_a_fresh_process_using_the_layer_leaves_paddle_unchanged"},

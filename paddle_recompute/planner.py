@@ -7,6 +7,8 @@
 * :func:`apply_plan` (or ``Plan.apply``) wires the plan into the model, reversibly: it
   returns an :class:`Applied` handle, the one undo handle that presets
   (``apply_recompute_granularity``) and ``testing.recompute_sublayers`` return too.
+* :func:`plan_stage` plans one pipeline stage under a device budget shared by all stages,
+  with its micro-batches in flight counted (:func:`stage_budget`: the arithmetic).
 * ``recompute_sequential({"segments": "auto"}, ...)`` uses the same measurements to cut a
   chain into segments.
 
@@ -29,6 +31,7 @@ from ._entry.routing import Applied, route_forwards
 from ._planner.options.kinds import Candidate, kept_tensors_option, option_kinds, register_option
 from ._planner.options.policies import register_policy_option
 from ._planner.plan.make import plan
+from ._planner.plan.pipeline import plan_stage, stage_budget
 from ._planner.plan.value import AppliedPlan, BlockChoice, Plan, apply_plan
 from ._planner.profile.measure import profile
 from ._planner.profile.result import LayerProfile, Profile, SavedTensor
@@ -48,8 +51,10 @@ __all__ = [
     "kept_tensors_option",
     "option_kinds",
     "plan",
+    "plan_stage",
     "profile",
     "register_option",
     "register_policy_option",
     "route_forwards",
+    "stage_budget",
 ]

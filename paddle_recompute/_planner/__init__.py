@@ -10,7 +10,8 @@ Subpackages by concern, each importing only those before it in this list:
 * ``options/``: the option kinds (``full``, ``sub``, policies, ``ops``) and their pricing
   (measured rounds, operator recording, calibration, region overhead).
 * ``plan/``: the ``plan`` function, the ``Plan`` value and ``apply_plan``, the tree planner,
-  the final measured choice, and ``recompute_sequential``'s automatic segments.
+  the final measured choice, ``recompute_sequential``'s automatic segments, and pipeline
+  stages' plans (``plan_stage``).
 
 Imports only the layers below.  Public as :mod:`paddle_recompute.planner`.  See ARCHITECTURE.md.
 """
