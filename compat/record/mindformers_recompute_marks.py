@@ -4,8 +4,9 @@ record_mindformers_qwen3.py).
 
 ``marks(build, variant)`` wraps ``Cell.recompute``, ``Primitive.recompute`` and
 ``Primitive.add_prim_attr("recompute", ...)`` (the public ways to mark; MindSpore's own
-``Cell._recompute`` spreading a mark to sub-cells is left out) while ``build(variant)`` runs, then names each marked object by where it sits in the built network: a cell by its name
-in ``cells_and_names()`` (``""`` for the network itself), a primitive as
+``Cell._recompute`` spreading a mark to sub-cells is left out) while ``build(variant)`` runs,
+then names each marked object by where it sits in the built network: a cell by its name in
+``cells_and_names()`` (``""`` for the network itself), a primitive as
 ``<cell name>.<attribute>``. Marks on objects that are not reachable that way (a primitive built
 and thrown away) are counted under ``"<unreachable>"``.
 """

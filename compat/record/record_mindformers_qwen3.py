@@ -42,9 +42,8 @@ def step_error(tmp: Path, init: Path, variant: str) -> str:
 def recompute_marks() -> dict:
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(SCRIPT.parent))
-    from mindformers import build_context
-
     import qwen3_train
+    from mindformers import build_context
     from mindformers_recompute_marks import marks
 
     build_context({"use_legacy": False, "parallel": {},
