@@ -4,10 +4,10 @@ compat/record/mindformers_names_used.py under real MindSpore) ``paddle_mindspore
     python -m paddle_mindspore compat/record/check_layer_names.py NAMES.json OUT.json
 
 Under the runner ``mindspore`` is the layer. Each name is resolved by importing its longest
-module prefix and reading the rest as attributes. OUT.json: for ``imported`` and ``used``
-names, ``missing`` (the name does not resolve: the error line) and ``stand_in`` (it resolves to
-one of the layer's stand-ins that raise ``MissingAPIError`` when used; only a problem for
-``used`` names).
+module prefix and reading the rest as attributes. OUT.json: for the ``imported``, ``ran`` and
+``compiled`` names, ``missing`` (the name does not resolve, or resolves through a module that
+raises ``MissingAPIError`` for it: the error line) and ``stand_in`` (it resolves to one of the
+layer's stand-ins that raise ``MissingAPIError`` when used; a problem for ``ran`` names).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def check(names: list[str]) -> dict:
 def main(argv):
     source, out = argv
     names = json.loads(Path(source).read_text())
-    result = {kind: check(list(names[kind])) for kind in ("imported", "used")}
+    result = {kind: check(list(names[kind])) for kind in ("imported", "ran", "compiled")}
     Path(out).write_text(json.dumps(result, indent=1) + "\n")
 
 

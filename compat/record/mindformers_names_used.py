@@ -4,19 +4,20 @@ compat/record/check_layer_names.py).
 
     /work/msvenv/bin/python compat/record/mindformers_names_used.py OUT.json SCRIPT [ARGS...]
 
-Runs SCRIPT as ``__main__`` under ``sys.setprofile``, collecting every mindformers function,
-class body and module body that ran (an exception from the script is recorded, not raised).
-Then it reads those code objects' source: each ``mindspore`` module or name imported where
-they run and each dotted reference through such a name (``P.Square``, ``ms.Tensor``,
+Runs SCRIPT as ``__main__`` under ``sys.settrace``, collecting every mindformers function,
+class body and module body that ran and the lines that ran (an exception from the script is
+recorded, not raised). Then it reads those code objects' source: each ``mindspore`` module or
+name imported where they run and each dotted reference through such a name (``P.Square``, ``ms.Tensor``,
 ``mstype.float32``, ``mint.nn.functional.silu``) becomes a full dotted name
 (``mindspore.ops.operations.Square``), kept if it resolves in real MindSpore. Methods called on
 MindSpore objects (``tensor.astype``, ``cell.recompute``) are not seen this way.
 
-OUT.json: ``{"script", "args", "error", "imported": {...}, "used": {...}}``, each mapping a
-dotted name to the mindformers files that refer to it: ``imported`` names are imported by
-module or class bodies (they must exist for ``import mindformers`` to work); ``used`` names are
-referred to by functions that ran (and by every method of a class one of whose methods ran, so
-that a ``construct`` GRAPH_MODE compiles without running it counts): they must work.
+OUT.json: ``{"script", "args", "error", "imported", "ran", "compiled"}``, the last three
+mapping a dotted name to the mindformers files that refer to it: ``imported`` names are imported
+by module or class bodies (they must exist for ``import mindformers`` to work); ``ran`` names
+are referred to on lines that ran (traced with ``sys.settrace``): they must work; ``compiled``
+names are referred to elsewhere in a class one of whose methods ran (a ``construct`` that
+GRAPH_MODE compiles without running it; also branches not taken in PyNative mode).
 """
 
 from __future__ import annotations
@@ -32,33 +33,42 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def _ran(script: str, args: list[str]) -> tuple[dict[str, set[int]], str | None]:
-    import mindformers  # noqa: F401  (its module bodies run here, inside the profile below too)
+def _ran(script: str, args: list[str]):
+    """Run the script; return (first lines of the code objects that ran, lines that ran) per
+    mindformers file, and the script's error line (None if it finished)."""
+    import mindformers  # noqa: F401  (imported before the trace: its module bodies count as ran)
 
     root = os.path.dirname(sys.modules["mindformers"].__file__)
-    ran: dict[str, set[int]] = defaultdict(set)
+    firsts: dict[str, set[int]] = defaultdict(set)
+    lines: dict[str, set[int]] = defaultdict(set)
 
-    def profile(frame, event, arg):
-        if event == "call":
-            code = frame.f_code
-            if code.co_filename.startswith(root):
-                ran[code.co_filename].add(code.co_firstlineno)
+    def local(frame, event, arg):
+        if event == "line":
+            lines[frame.f_code.co_filename].add(frame.f_lineno)
+        return local
 
-    for name, module in list(sys.modules.items()):  # module bodies that ran before the profile
+    def trace(frame, event, arg):
+        code = frame.f_code
+        if event == "call" and code.co_filename.startswith(root):
+            firsts[code.co_filename].add(code.co_firstlineno)
+            return local
+        return None
+
+    for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None) or ""
         if name.startswith("mindformers") and path.startswith(root):
-            ran[path].add(1)
+            firsts[path].add(1)
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     error = None
-    sys.setprofile(profile)
+    sys.settrace(trace)
     try:
         runpy.run_path(script, run_name="__main__")
     except BaseException as exc:  # noqa: BLE001  (the script's failure is part of the record)
         error = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
     finally:
-        sys.setprofile(None)
-    return ran, error
+        sys.settrace(None)
+    return firsts, lines, error
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
@@ -85,16 +95,16 @@ def _chain(node: ast.AST) -> list[str] | None:
     return None
 
 
-def _bodies(tree: ast.Module, lines: set[int]):
-    """(node, kind) for the code that ran: ``"imported"`` for module and class bodies (import
-    time), ``"used"`` for functions that ran and every method of a class one of whose methods
-    ran (so a ``construct`` that MindSpore's GRAPH_MODE compiles without running it counts)."""
+def _bodies(tree: ast.Module, firsts: set[int]):
+    """(node, kind): ``"imported"`` for module and class bodies that ran (import time),
+    ``"ran"`` for functions that ran, ``"compiled"`` for every method of a class one of whose
+    methods ran (a ``construct`` that MindSpore's GRAPH_MODE compiles without running it)."""
     skip = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    if 1 in lines:
+    if 1 in firsts:
         yield from ((n, "imported") for n in tree.body if not isinstance(n, skip))
 
     def ran(node):
-        return bool({node.lineno, *(d.lineno for d in node.decorator_list)} & lines)
+        return bool({node.lineno, *(d.lineno for d in node.decorator_list)} & firsts)
 
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
@@ -103,9 +113,28 @@ def _bodies(tree: ast.Module, lines: set[int]):
                 yield from ((n, "imported") for n in [*node.decorator_list, *node.bases, *node.body]
                             if not isinstance(n, skip))
             if any(ran(m) for m in methods):
-                yield from ((m, "used") for m in methods)
+                yield from ((m, "compiled") for m in methods)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and ran(node):
-            yield node, "used"
+            yield node, "ran"
+
+
+def _statement_lines(function: ast.AST) -> dict[int, range]:
+    """For each expression node's id in ``function``: the lines of the simple statement (or
+    compound statement header) it belongs to."""
+    spans = {}
+
+    def visit(node, span):
+        if isinstance(node, ast.stmt):
+            body = getattr(node, "body", None)
+            compound = isinstance(body, list) and body and isinstance(body[0], ast.stmt)
+            end = body[0].lineno - 1 if compound else node.end_lineno
+            span = range(node.lineno, max(node.lineno, end) + 1)
+        spans[id(node)] = span
+        for child in ast.iter_child_nodes(node):
+            visit(child, span)
+
+    visit(function, range(function.lineno, function.lineno + 1))
+    return spans
 
 
 def _resolves(dotted: str) -> bool:
@@ -124,29 +153,36 @@ def _resolves(dotted: str) -> bool:
     return False
 
 
-def _names_in(path: str, lines: set[int]) -> dict[str, set[str]]:
+def _names_in(path: str, firsts: set[int], lines: set[int]) -> dict[str, set[str]]:
     tree = ast.parse(Path(path).read_text())
     aliases = _aliases(tree)
-    found = {"imported": set(), "used": set()}
-    for body, kind in _bodies(tree, lines):
+    found = {"imported": set(), "ran": set(), "compiled": set()}
+    for body, kind in _bodies(tree, firsts):
+        spans = _statement_lines(body) if kind == "ran" else {}
         for node in ast.walk(body):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "mindspore":
-                found[kind].update(f"{node.module}.{a.name}" for a in node.names)
+                if kind == "imported" or any(n in lines for n in spans.get(id(node), ())):
+                    found[kind].update(f"{node.module}.{a.name}" for a in node.names)
             chain = _chain(node) if isinstance(node, (ast.Attribute, ast.Name)) else None
-            if chain and chain[0] in aliases and kind == "used":
-                found[kind].add(".".join([aliases[chain[0]], *chain[1:]]))
+            if not chain or chain[0] not in aliases or kind == "imported":
+                continue
+            if kind == "ran" and not any(n in lines for n in spans.get(id(node), ())):
+                continue  # on a line of a function that ran but not on a line that ran
+            found[kind].add(".".join([aliases[chain[0]], *chain[1:]]))
     return found
 
 
 def main(argv):
     out, script, *args = argv
-    ran, error = _ran(script, args)
-    names = {"imported": defaultdict(set), "used": defaultdict(set)}
-    for path, lines in ran.items():
+    firsts, lines, error = _ran(script, args)
+    names = {"imported": defaultdict(set), "ran": defaultdict(set), "compiled": defaultdict(set)}
+    for path, starts in firsts.items():
         rel = path.split("site-packages/")[-1]
-        for kind, found in _names_in(path, lines).items():
+        for kind, found in _names_in(path, starts, lines.get(path, set())).items():
             for name in found:
                 names[kind][name].add(rel)
+    for name in names["ran"]:
+        names["compiled"].pop(name, None)
     record = {"script": os.path.basename(script), "args": args, "error": error}
     for kind, found in names.items():
         record[kind] = {n: sorted(files) for n, files in sorted(found.items()) if _resolves(n)}
