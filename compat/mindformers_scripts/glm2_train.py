@@ -93,7 +93,7 @@ def main():
     ms.set_seed(0)
     net = build(args.recompute)
     if args.save_init:
-        np.savez(args.save_init, **{p.name: p.asnumpy() for p in net.get_parameters()})
+        np.savez_compressed(args.save_init, **{p.name: p.asnumpy() for p in net.get_parameters()})
     if args.init:
         load(net, args.init, args.noise)
     net.set_train(True)
