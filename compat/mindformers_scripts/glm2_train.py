@@ -11,11 +11,13 @@ sequence 16, float32, no dropout, no flash attention; ``mindspore.value_and_grad
 
 ``--recompute`` picks the ``TransformerRecomputeConfig``: ``none``, ``full``
 (``recompute=True``), ``select`` (``select_recompute=True``), ``comm``
-(``select_comm_recompute=True``) or ``all`` (the three). ``--init`` loads weights by parameter
-name from an ``.npz``; ``--save-init`` writes the network's initial weights to one. ``--out``
-writes the losses and the parameter names and shapes as JSON. ``--noise SEED`` scales every
-weight by ``1 + 1e-6 * N(0, 1)`` first; ``--reverse-batch`` feeds each batch's rows in reverse
-order (the same loss and gradients in exact arithmetic, summed in another order).
+(``select_comm_recompute=True``), ``all`` (the three) or ``pattern`` (``select_recompute``
+naming GLM2's SiLU and attention softmax cells: the default patterns match none of GLM2's
+cells). ``--init`` loads weights by parameter name from an ``.npz``; ``--save-init`` writes the
+network's initial weights to one. ``--out`` writes the losses and the parameter names and
+shapes as JSON. ``--noise SEED`` scales every weight by ``1 + 1e-6 * N(0, 1)`` first;
+``--reverse-batch`` feeds each batch's rows in reverse order (the same loss and gradients in
+exact arithmetic, summed in another order).
 """
 
 import argparse
@@ -38,6 +40,8 @@ VARIANTS = {
     "select": {"select_recompute": True},
     "comm": {"select_comm_recompute": True},
     "all": {"recompute": True, "select_recompute": True, "select_comm_recompute": True},
+    # select_recompute's default patterns name Llama's cells (feed_forward.*), none of GLM2's
+    "pattern": {"select_recompute": [r"mlp\.activation_func\.silu", r"self_attention\.core_attention\.softmax"]},
 }
 
 

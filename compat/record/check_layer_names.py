@@ -4,10 +4,12 @@ compat/record/mindformers_names_used.py under real MindSpore) ``paddle_mindspore
     python -m paddle_mindspore compat/record/check_layer_names.py NAMES.json OUT.json
 
 Under the runner ``mindspore`` is the layer. Each name is resolved by importing its longest
-module prefix and reading the rest as attributes. OUT.json: for the ``imported``, ``ran`` and
-``compiled`` names, ``missing`` (the name does not resolve, or resolves through a module that
+module prefix and reading the rest as attributes (a method of a class also as
+``mindspore[.nn|.ops].Class.method``). OUT.json: for the ``imported``, ``ran``,
+``compiled`` and ``called`` names, ``missing`` (the name does not resolve, or resolves through a module that
 raises ``MissingAPIError`` for it: the error line) and ``stand_in`` (it resolves to one of the
-layer's stand-ins that raise ``MissingAPIError`` when used; a problem for ``ran`` names).
+layer's stand-ins that raise ``MissingAPIError`` when used; a problem for ``ran`` and
+``called`` names).
 """
 
 from __future__ import annotations
@@ -33,6 +35,18 @@ def _resolve(dotted: str):
     raise last
 
 
+def _public(dotted: str) -> list[str]:
+    """``mindspore.common.tensor.Tensor.astype`` -> the public spellings of ``Tensor.astype``."""
+    parts = dotted.split(".")
+    found = []
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i][:1].isupper():
+            tail = ".".join(parts[i:])
+            found = [f"mindspore.{tail}", f"mindspore.nn.{tail}", f"mindspore.ops.{tail}"]
+            break
+    return found
+
+
 def _stand_in(obj) -> bool:
     doc = getattr(type(obj), "__doc__", "") if not callable(obj) else getattr(obj, "__doc__", "")
     return "not provided" in (doc or "") or "not provided>" in repr(obj)[-20:]
@@ -41,10 +55,15 @@ def _stand_in(obj) -> bool:
 def check(names: list[str]) -> dict:
     missing, stand_in = {}, []
     for name in names:
-        try:
-            obj = _resolve(name)
-        except Exception as exc:  # noqa: BLE001  (each failure is part of the answer)
-            missing[name] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        obj, error = None, None
+        for spelling in [name, *_public(name)]:
+            try:
+                obj = _resolve(spelling)
+                break
+            except Exception as exc:  # noqa: BLE001  (each failure is part of the answer)
+                error = error or exc
+        else:
+            missing[name] = f"{type(error).__name__}: {error}".splitlines()[0][:200]
             continue
         if _stand_in(obj):
             stand_in.append(name)
@@ -54,7 +73,7 @@ def check(names: list[str]) -> dict:
 def main(argv):
     source, out = argv
     names = json.loads(Path(source).read_text())
-    result = {kind: check(list(names[kind])) for kind in ("imported", "ran", "compiled")}
+    result = {kind: check(list(names[kind])) for kind in ("imported", "ran", "compiled", "called")}
     Path(out).write_text(json.dumps(result, indent=1) + "\n")
 
 

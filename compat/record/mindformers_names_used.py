@@ -10,14 +10,17 @@ recorded, not raised). Then it reads those code objects' source: each ``mindspor
 name imported where they run and each dotted reference through such a name (``P.Square``, ``ms.Tensor``,
 ``mstype.float32``, ``mint.nn.functional.silu``) becomes a full dotted name
 (``mindspore.ops.operations.Square``), kept if it resolves in real MindSpore. Methods called on
-MindSpore objects (``tensor.astype``, ``cell.recompute``) are not seen this way.
+MindSpore objects are listed apart (``called``).
 
-OUT.json: ``{"script", "args", "error", "imported", "ran", "compiled"}``, the last three
+OUT.json: ``{"script", "args", "error", "imported", "ran", "compiled", "called"}``, the last four
 mapping a dotted name to the mindformers files that refer to it: ``imported`` names are imported
 by module or class bodies (they must exist for ``import mindformers`` to work); ``ran`` names
 are referred to on lines that ran (traced with ``sys.settrace``): they must work; ``compiled``
 names are referred to elsewhere in a class one of whose methods ran (a ``construct`` that
-GRAPH_MODE compiles without running it; also branches not taken in PyNative mode).
+GRAPH_MODE compiles without running it; also branches not taken in PyNative mode); ``called``
+names are the MindSpore Python functions and methods mindformers code called directly
+(``mindspore.common.tensor.Tensor.astype``, ``mindspore.nn.cell.Cell.recompute``; methods
+implemented in C++ are not seen).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ def _ran(script: str, args: list[str]):
     root = os.path.dirname(sys.modules["mindformers"].__file__)
     firsts: dict[str, set[int]] = defaultdict(set)
     lines: dict[str, set[int]] = defaultdict(set)
+    called: dict[str, set[str]] = defaultdict(set)
+    ms_root = os.path.dirname(sys.modules["mindspore"].__file__)
 
     def local(frame, event, arg):
         if event == "line":
@@ -49,9 +54,16 @@ def _ran(script: str, args: list[str]):
 
     def trace(frame, event, arg):
         code = frame.f_code
-        if event == "call" and code.co_filename.startswith(root):
+        if event != "call":
+            return None
+        if code.co_filename.startswith(root):
             firsts[code.co_filename].add(code.co_firstlineno)
             return local
+        caller = frame.f_back
+        if (code.co_filename.startswith(ms_root) and caller is not None
+                and caller.f_code.co_filename.startswith(root) and "<" not in code.co_qualname):
+            module = frame.f_globals.get("__name__", "")
+            called[f"{module}.{code.co_qualname}"].add(caller.f_code.co_filename)
         return None
 
     for name, module in list(sys.modules.items()):
@@ -68,7 +80,7 @@ def _ran(script: str, args: list[str]):
         error = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
     finally:
         sys.settrace(None)
-    return firsts, lines, error
+    return firsts, lines, called, error
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
@@ -174,7 +186,7 @@ def _names_in(path: str, firsts: set[int], lines: set[int]) -> dict[str, set[str
 
 def main(argv):
     out, script, *args = argv
-    firsts, lines, error = _ran(script, args)
+    firsts, lines, called, error = _ran(script, args)
     names = {"imported": defaultdict(set), "ran": defaultdict(set), "compiled": defaultdict(set)}
     for path, starts in firsts.items():
         rel = path.split("site-packages/")[-1]
@@ -183,6 +195,7 @@ def main(argv):
                 names[kind][name].add(rel)
     for name in names["ran"]:
         names["compiled"].pop(name, None)
+    names["called"] = {n: {p.split("site-packages/")[-1] for p in files} for n, files in called.items()}
     record = {"script": os.path.basename(script), "args": args, "error": error}
     for kind, found in names.items():
         record[kind] = {n: sorted(files) for n, files in sorted(found.items()) if _resolves(n)}

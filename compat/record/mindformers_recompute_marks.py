@@ -3,10 +3,10 @@ from real MindSpore 2.10 (for compat/record/record_mindformers_glm2.py and
 record_mindformers_qwen3.py).
 
 ``marks(build, variant)`` wraps ``Cell.recompute``, ``Primitive.recompute`` and
-``Primitive.add_prim_attr("recompute", ...)`` (the public ways to mark; MindSpore's own
-``Cell._recompute`` spreading a mark to sub-cells is left out) while ``build(variant)`` runs,
-then names each marked object by where it sits in the built network: a cell by its name in
-``cells_and_names()`` (``""`` for the network itself), a primitive as
+``Primitive.add_prim_attr("recompute" or "recompute_comm_op", ...)`` (the public ways to mark;
+MindSpore's own ``Cell._recompute`` spreading a mark to sub-cells is left out) while
+``build(variant)`` runs, then names each marked object by where it sits in the built network: a
+cell by its name in ``cells_and_names()`` (``""`` for the network itself), a primitive as
 ``<cell name>.<attribute>``. Marks on objects that are not reachable that way (a primitive built
 and thrown away) are counted under ``"<unreachable>"``.
 """
@@ -40,7 +40,8 @@ def _patched(calls):
 
     wrap(nn.Cell, "recompute", "cell", lambda a, k: True)
     wrap(Primitive, "recompute", "primitive", lambda a, k: True)
-    wrap(Primitive, "add_prim_attr", "primitive", lambda a, k: a and a[0] == "recompute")
+    marks_attr = ("recompute", "recompute_comm_op")
+    wrap(Primitive, "add_prim_attr", "primitive", lambda a, k: a and a[0] in marks_attr)
     return originals
 
 

@@ -5,7 +5,8 @@
 
 Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them)
 and ``run.json``: the parameter names and shapes; four steps' losses from ``init.npz`` for each
-recompute variant of the script (``none``, ``full``, ``select``, ``comm``, ``all``); the noise
+recompute variant of the script (``none``, ``full``, ``select``, ``comm``, ``all``,
+``pattern``); the noise
 floor: the largest difference from the ``all`` losses over four runs with every weight scaled
 by ``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each batch's rows reversed; and,
 per variant, the cells and primitives mindformers marks for recompute while it builds the
@@ -27,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE.parent / "mindformers_scripts" / "glm2_train.py"
 STEPS = 4
 NOISE_SEEDS = (1, 2, 3, 4)
-VARIANTS = ("none", "full", "select", "comm", "all")
+VARIANTS = ("none", "full", "select", "comm", "all", "pattern")
 
 
 def run(tmp: Path, *args: str) -> dict:
