@@ -15,6 +15,7 @@ runs the script.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -65,6 +66,12 @@ def main(argv):
         drawn.check_returncode()
         params = json.loads((tmp / "out.json").read_text())["params"]
         errors = {v: step_error(tmp, init, v) for v in VARIANTS}
+        cwd = os.getcwd()
+        os.chdir(tmp)  # mindformers writes its log folder (output/) into the working directory
+        try:
+            marks = recompute_marks()
+        finally:
+            os.chdir(cwd)
     import mindspore
 
     record = {
@@ -72,7 +79,7 @@ def main(argv):
         "params": params,
         "losses": None,
         "step_error": errors,
-        "recompute_marks": recompute_marks(),
+        "recompute_marks": marks,
     }
     (dest / "run.json").write_text(json.dumps(record, indent=1) + "\n")
 
