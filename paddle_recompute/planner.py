@@ -7,6 +7,10 @@
 * :func:`apply_plan` (or ``Plan.apply``) wires the plan into the model, reversibly: it
   returns an :class:`Applied` handle, the one undo handle that presets
   (``apply_recompute_granularity``) and ``testing.recompute_sublayers`` return too.
+* :func:`scale_profile` builds the profile of a model too large to profile from profiles of
+  a smaller configuration of it (fewer blocks, a shorter sequence, a smaller batch).
+* :func:`transformer_layer_bytes` estimates what a transformer layer saves from its sizes
+  alone (Korthikanti et al. 2022's count, generalised).
 * ``recompute_sequential({"segments": "auto"}, ...)`` uses the same measurements to cut a
   chain into segments.
 
@@ -26,12 +30,14 @@ Example:
 """
 
 from ._entry.routing import Applied, route_forwards
+from ._planner.options.analytic import korthikanti_bytes, transformer_layer_bytes
 from ._planner.options.kinds import Candidate, kept_tensors_option, option_kinds, register_option
 from ._planner.options.policies import register_policy_option
 from ._planner.plan.make import plan
 from ._planner.plan.value import AppliedPlan, BlockChoice, Plan, apply_plan
 from ._planner.profile.measure import profile
 from ._planner.profile.result import LayerProfile, Profile, SavedTensor
+from ._planner.profile.scale import scale_profile
 from ._planner.solvers.blocks import InfeasibleBudget
 
 __all__ = [
@@ -46,10 +52,13 @@ __all__ = [
     "SavedTensor",
     "apply_plan",
     "kept_tensors_option",
+    "korthikanti_bytes",
     "option_kinds",
     "plan",
     "profile",
     "register_option",
     "register_policy_option",
     "route_forwards",
+    "scale_profile",
+    "transformer_layer_bytes",
 ]

@@ -42,6 +42,7 @@ from ..profile.result import Profile
 from ..solvers.blocks import BLOCK_SOLVERS, InfeasibleBudget, Option
 from .final_choice import ROUNDS as FINAL_ROUNDS
 from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices
+from .scaled import without_measurements
 from .tree import solve_calls
 from .value import BlockChoice, Plan
 
@@ -162,6 +163,7 @@ def plan(
     prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
                                                              blocks=blocks, **kwargs)
     budget = budget_bytes("plan", budget, prof.total_bytes)
+    kinds, final_rounds = without_measurements(prof, kinds, final_rounds)  # a scaled profile
     session = Session((model_or_fn, sample_inputs, kwargs), layers, roots, prof)
     table = session.table
     # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
