@@ -7,7 +7,8 @@ bytes are compared with the raw formula (16-bit, dropout, GeLU MLP of 4x hidden)
 formula in float32 (twice the bytes), and the count adapted to the layer
 (``planner.transformer_layer_bytes``: float32, no dropout, grouped-query attention, a
 SwiGLU MLP of the model's inner size), and that count with what the eager layers save beyond
-the paper's list (``norm="rmsnorm"``, ``rope=True``, ``repeat_kv=True``).  One JSON document, also written to ``--out``.
+the paper's list (``norm="rmsnorm"``, ``rope=True``, ``repeat_kv=True``).  One JSON
+document, also written to ``--out``.
 
     python benchmarks/analytic_layer_bytes.py --out benchmarks/results/analytic_layer_bytes_cpu.json
 """
@@ -51,12 +52,11 @@ for family in args.families.split(","):
             rows.append({"family": family, **sizes, "kv_heads": args.kv_heads,
                          "measured_bytes": measured, "raw_bytes": raw, "raw_fp32_bytes": 2 * raw,
                          "adapted_bytes": adapted, "eager_bytes": eager,
-                         **{f"{k}_over_measured": round(v / measured, 4)
-                            for k, v in (("raw", raw), ("raw_fp32", 2 * raw), ("adapted", adapted),
-                                         ("eager", eager))}})
+                         **{f"{k}_over_measured": round(v / measured, 4) for k, v in
+                            (("raw", raw), ("raw_fp32", 2 * raw), ("adapted", adapted), ("eager", eager))}})
             r = rows[-1]
-            print(f"{family:9} h={hidden:4} s={seq:4}: measured {measured:>10,}  raw x{r['raw_over_measured']}"
-                  f"  raw fp32 x{r['raw_fp32_over_measured']}  adapted x{r['adapted_over_measured']}"
+            print(f"{family:9} h={hidden:4} s={seq:4}: measured {measured:>10,}"
+                  f"  raw x{r['raw_over_measured']}  raw fp32 x{r['raw_fp32_over_measured']}  adapted x{r['adapted_over_measured']}"
                   f"  eager x{r['eager_over_measured']}")
 doc = {"what": "a middle decoder layer's saved bytes vs the analytic count", "device": "cpu",
        "paddle": paddle.__version__, "rows": rows}

@@ -18,8 +18,9 @@ gate's and the up projection's outputs, the activation's output and the product,
 and no dropout.  Three switches add what an eager implementation saves beyond the paper's
 list: ``norm="rmsnorm"`` (an unfused RMSNorm saves its input, its normalised output and the
 inverse root: ``2*h + 1`` a norm), ``rope=True`` (the rotation saves its own Q and K, before
-and after it: ``2*(h + h_kv)``, beside the attention matmuls' Q and K) and ``repeat_kv=True`` (grouped-query K and V are
-repeated to every head before the matmuls, which save them at width ``h``).  With all three
+and after it: ``2*(h + h_kv)``, beside the attention matmuls' Q and K) and
+``repeat_kv=True`` (grouped-query K and V are repeated to every head before the matmuls,
+which save them at width ``h``).  With all three
 the count equals PaddleFormers' Llama layer to the byte; Ernie 4.5 and Phi-3 save
 ``2*head_dim`` elements a token more (Ernie's interleaved RoPE keeps its repeated cos and
 sin; Phi-3's fused QKV output is kept whole, a view of one buffer).  The causal mask

@@ -207,7 +207,8 @@ class _Deepened:
                 origin.append(c)
         new_pos = {c: k for k, c in enumerate(children)}
         chained = [row.chained[small_pos[origin[k]]] for k in range(len(children) - 1)]
-        shared = [(self._place(row.children[f], new_pos, True), self._place(row.children[last], new_pos, False), nb)
+        shared = [(self._place(row.children[f], new_pos, True),
+                   self._place(row.children[last], new_pos, False), nb)
                   for f, last, nb in row.shared_bytes]
         return replace(row, children=children, chained=chained, shared_bytes=shared,
                        saved_bytes=row.saved_bytes + int(sums["saved_bytes"]),

@@ -67,9 +67,10 @@ def scale_profile(
             were profiled for another depth.
 
     Example:
-        >>> small = [planner.profile(small_model, ids[:, :64]), planner.profile(small_model, ids)]  # doctest: +SKIP
-        >>> big = planner.scale_profile(small, large_model, paddle.zeros([2, 512], "int64"))  # doctest: +SKIP
-        >>> plan = planner.plan(large_model, paddle.zeros([2, 512], "int64"), budget=0.5, profile=big)  # doctest: +SKIP
+        >>> small = [planner.profile(small_model, ids[:, :s]) for s in (32, 64, 128)]  # doctest: +SKIP
+        >>> x = paddle.zeros([2, 512], "int64")  # doctest: +SKIP
+        >>> big = planner.scale_profile(small, large_model, x)  # doctest: +SKIP
+        >>> plan = planner.plan(large_model, x, budget=0.5, profile=big)  # doctest: +SKIP
     """
     api = "scale_profile"
     profs = [profiles] if isinstance(profiles, Profile) else list(profiles)
