@@ -56,7 +56,8 @@ for family in args.families.split(","):
                             (("raw", raw), ("raw_fp32", 2 * raw), ("adapted", adapted), ("eager", eager))}})
             r = rows[-1]
             print(f"{family:9} h={hidden:4} s={seq:4}: measured {measured:>10,}"
-                  + "".join(f"  {k} x{r[k + '_over_measured']}" for k in ("raw", "raw_fp32", "adapted", "eager")))
+                  + "".join(f"  {k} x{r[k + '_over_measured']}"
+                            for k in ("raw", "raw_fp32", "adapted", "eager")))
 doc = {"what": "a middle decoder layer's saved bytes vs the analytic count", "device": "cpu",
        "paddle": paddle.__version__, "rows": rows}
 print(json.dumps(doc))
