@@ -178,6 +178,24 @@ def test_one_size_cannot_scale_to_another(seq):
         planner.scale_profile(small, model, **_call(ids))
 
 
+def test_measured_options_alone_are_refused_on_a_scaled_profile(depth):
+    big, ids, scaled, _ = depth
+    with pytest.raises(ValueError, match="plan: a profile from scale_profile plans without running"):
+        planner.plan(big, budget=0.5, profile=scaled, options=["ops"], **_call(ids))
+
+
+def test_a_batch_scales_like_a_sequence():
+    """Batch 1 and 2 to 8: every block's count exact, the loss's scalars a few bytes off."""
+    model = _llama(3)
+    x = paddle.zeros([8, 16], dtype="int64")
+    profs = [planner.profile(model, repeats=1, **_call(paddle.zeros([b, 16], dtype="int64")))
+             for b in (1, 2)]
+    off = _differences(planner.scale_profile(profs, model, **_call(x)),
+                       planner.profile(model, repeats=1, **_call(x)))
+    assert off and all(not str(d[1]).startswith("model.layers") and abs(d[-2] - d[-1]) <= 256
+                       for d in off), off
+
+
 def test_depth_needs_three_blocks_and_the_same_blocks():
     ids = _ids(16)
     two = planner.profile(_llama(2), repeats=1, **_call(ids))

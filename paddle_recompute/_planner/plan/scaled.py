@@ -20,10 +20,19 @@ def without_measurements(prof: Profile, kinds: tuple, final_rounds: int) -> tupl
     """``(kinds, final_rounds)`` for ``plan`` on ``prof``: unchanged for a measured profile;
     for a scaled one, the kinds that need no measurement in the model (not ``ops``, and
     policy kinds only when every block carries their measured costs) and no final
-    measurement, so the model (which may not fit) is never run."""
+    measurement, so the model (which may not fit) is never run.
+
+    Raises:
+        ValueError: every kind asked for needs a measurement in the model.
+    """
     if not is_scaled(prof):
         return kinds, final_rounds
     kept = tuple(k for k in kinds if k != OPS and (
         k not in POLICY_KINDS or all(prof.policy_costs.get(b, {}).get(k) is not None
                                      for b in prof.blocks)))
+    if not kept:
+        raise ValueError(f"plan: a profile from scale_profile plans without running the model, "
+                         f"so it offers only options priced without measuring it ('full', 'sub', "
+                         f"kept-tensor kinds, policy kinds measured on the small model); every "
+                         f"kind in {list(kinds)} needs a measurement; pass options=['full', 'sub']")
     return kept, 0
