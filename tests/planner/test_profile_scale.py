@@ -83,16 +83,12 @@ def test_a_deeper_profile_equals_the_measured_one_to_the_byte(depth):
 
 
 def test_a_longer_profile_matches_the_measured_one(seq):
-    """From three sizes every byte count is exact.  From two, every block's is; the loss's
-    constant scalars put its layers a few hundred bytes off (NOTE [ Sizes ])."""
+    """From three sizes every byte count is exact.  From two, every one the planner reads is:
+    only the model's output bytes (its 4-byte loss beside the logits) are off (NOTE [ Sizes ])."""
     _, _, scaled, measured, exact = seq
     assert _differences(exact, measured) == []  # three sizes: exact
-    off = _differences(scaled, measured)
-    assert all(not str(d[1]).startswith("model.layers") for d in off), off
-    assert all(abs(d[-2] - d[-1]) <= 256 for d in off), off
-    assert {d[2] for d in off if d[0] != "total"} <= {"saved_bytes", "self_bytes", "output_bytes"}
-    assert abs(scaled.total_bytes - measured.total_bytes) <= 256
-    assert [t.shape for t in scaled.saved] == [t.shape for t in measured.saved]
+    assert [d[:3] for d in _differences(scaled, measured)] == [("layer", "", "output_bytes")]
+    assert [(t.shape, t.nbytes) for t in scaled.saved] == [(t.shape, t.nbytes) for t in measured.saved]
     assert scaled.structure["scaled_from"]["sizes"] == [64, 128]
 
 
@@ -149,12 +145,12 @@ def test_plans_of_32_layers_from_8_hold_what_they_predict_and_train_exactly(dept
 
 
 @pytest.mark.parametrize("budget", [0.8, 0.5, 0.3])
-def test_plans_at_seq_512_from_32_64_and_128_hold_what_they_predict(seq, budget):
+def test_plans_at_seq_512_from_64_and_128_hold_what_they_predict(seq, budget):
     """Within 5% once the planner's own over-count is taken off: the call tree counts the
     causal mask (b*s*s floats, an input every decoder layer and its attention take) once for
     every region around one, where all of them hold it once; at seq 512 that is 2 MiB a
     region, the same with a profile measured at 512 (docs/planner.md)."""
-    model, ids, _, _, scaled = seq
+    model, ids, scaled, _, _ = seq
     plan = _plan_without_running(model, ids, budget, scaled)
     _held(model, ids)
     none = _held(model, ids)
@@ -185,15 +181,14 @@ def test_measured_options_alone_are_refused_on_a_scaled_profile(depth):
 
 
 def test_a_batch_scales_like_a_sequence():
-    """Batch 1 and 2 to 8: every block's count exact, the loss's scalars a few bytes off."""
+    """Batch 1 and 2 to 8: every count the planner reads is exact."""
     model = _llama(3)
     x = paddle.zeros([8, 16], dtype="int64")
     profs = [planner.profile(model, repeats=1, **_call(paddle.zeros([b, 16], dtype="int64")))
              for b in (1, 2)]
     off = _differences(planner.scale_profile(profs, model, **_call(x)),
                        planner.profile(model, repeats=1, **_call(x)))
-    assert off and all(not str(d[1]).startswith("model.layers") and abs(d[-2] - d[-1]) <= 256
-                       for d in off), off
+    assert [d[:3] for d in off] == [("layer", "", "output_bytes")], off
 
 
 def test_depth_needs_three_blocks_and_the_same_blocks():

@@ -7,12 +7,14 @@ layers, calls and saved tensors.  Each saved tensor's bytes are a polynomial in 
 so every byte count the planner reads (a layer's or call's saved, own and input bytes, a
 shared range, a shared input, the total) is one too.  From profiles at two sizes each count
 is fitted as ``c1*n + c2*n^2`` (a saved activation grows with the input; a count equal at
-both sizes stays constant; a constant inside a growing count, such as a loss's 4-byte
-scalars inside its layer's bytes, is spread over both terms: 252 bytes off in 112 MB on
-Llama at 512 from 64 and 128); from three or more sizes
+both sizes stays constant).  A constant inside a growing count would be spread over both
+terms (a loss's three 4-byte scalars came out 252 bytes short at 512 from 64 and 128), so
+the saved tensors of equal bytes at every size are taken out of the saved and own bytes of
+the layer that saved them (and of its callers) before the fit and added back after; from three or more sizes
 as ``c0 + c1*n + c2*n^2`` by least squares, exact for any mix.  The fit is exact on
 PaddleFormers' Llama, Ernie 4.5 and Phi-3 (``tests/planner/test_profile_scale.py``: every
-byte count of a profile at 512 fitted from 64 and 128 equals the one measured at 512).
+byte count of a profile at 512 fitted from 32, 64 and 128 equals the one measured at 512;
+from 64 and 128, all but the model's output bytes, which plans do not read).
 A saved tensor's shape is scaled dimension by dimension, linearly through its two largest
 sizes.  Times get the same two terms, with neither coefficient negative (a noisy pair of
 timings can give a negative square term): when the exact fit has one, the better of
@@ -88,11 +90,13 @@ def at_size(api: str, profiles: list[Profile], sizes: list[int], n: int) -> Prof
     base = profs[-1]
     out = copy.deepcopy(base)
     out.op_profiles = {}
-    out.total_bytes = fit.nbytes([p.total_bytes for p in profs])
+    const = _constants(profs)
+    out.total_bytes = fit.nbytes([p.total_bytes for p in profs], sum(const.values()))
     out.forward_s = fit.seconds([p.forward_s for p in profs])
     for name, row in out.layers.items():
         rows = [p.layers[name] for p in profs]
-        out.layers[name] = replace(row, **{k: fit.nbytes([getattr(r, k) for r in rows])
+        fixed = {"saved_bytes": _under(const, name), "self_bytes": const.get(name, 0)}
+        out.layers[name] = replace(row, **{k: fit.nbytes([getattr(r, k) for r in rows], fixed.get(k, 0))
                                            for k in ("saved_bytes", "self_bytes", "input_bytes",
                                                      "output_bytes")},
                                    forward_s=fit.seconds([r.forward_s for r in rows]),
@@ -101,7 +105,9 @@ def at_size(api: str, profiles: list[Profile], sizes: list[int], n: int) -> Prof
         rows = [p.calls[cid] for p in profs]
         shared = [(f, last, fit.nbytes([r.shared_bytes[k][2] for r in rows]))
                   for k, (f, last, _) in enumerate(row.shared_bytes)]
-        out.calls[cid] = replace(row, **{k: fit.nbytes([getattr(r, k) for r in rows])
+        fixed = {"saved_bytes": _under(const, row.layer) if row.index == 0 else 0,
+                 "self_bytes": const.get(row.layer, 0) if row.index == 0 else 0}
+        out.calls[cid] = replace(row, **{k: fit.nbytes([getattr(r, k) for r in rows], fixed.get(k, 0))
                                          for k in ("saved_bytes", "self_bytes", "input_bytes")},
                                  forward_s=fit.seconds([r.forward_s for r in rows]),
                                  recompute_s=fit.seconds([r.recompute_s for r in rows]),
@@ -114,6 +120,20 @@ def at_size(api: str, profiles: list[Profile], sizes: list[int], n: int) -> Prof
                       for b, costs in base.step_costs.items()
                       if all(k in p.step_costs.get(b, {}) for p in profs for k in costs)}
     return out
+
+
+def _constants(profs: list[Profile]) -> dict[str, int]:
+    """Per layer, the bytes of the saved tensors it saved that are the same at every size."""
+    out: dict[str, int] = {}
+    for k, t in enumerate(profs[-1].saved):
+        if len({p.saved[k].nbytes for p in profs}) == 1 and t.nbytes:
+            out[t.layer] = out.get(t.layer, 0) + t.nbytes
+    return out
+
+
+def _under(const: dict[str, int], name: str) -> int:
+    """The constant bytes saved by layer ``name`` and its sublayers."""
+    return sum(n for layer, n in const.items() if layer == name or name == "" or layer.startswith(name + "."))
 
 
 def _same_shape(api: str, profs: list[Profile]) -> None:
@@ -169,10 +189,13 @@ class _Fit:
         return np.linalg.lstsq(np.stack(columns, axis=1), np.asarray(ys, dtype=np.float64),
                                rcond=None)[0]
 
-    def nbytes(self, ys: list) -> int:
+    def nbytes(self, ys: list, constant: int = 0) -> int:
+        """The count at ``n``; ``constant``: bytes of it known not to grow (NOTE [ Sizes ])."""
         if len(set(ys)) == 1:  # a constant (a scalar loss): not spread over n and n^2
             return int(ys[0])
-        return max(int(round(float(self._solve(self.terms, ys) @ self.at_n))), 0)
+        constant = min(constant, *ys)
+        grown = float(self._solve(self.terms, [y - constant for y in ys]) @ self.at_n)
+        return max(int(round(grown)) + constant, 0)
 
     def seconds(self, ys: list) -> float:
         if len(set(ys)) == 1:
