@@ -131,38 +131,39 @@ def _trains_exactly(layers: int, seq: int, plan) -> None:
     assert_loss_parity(build, step, steps=2)
 
 
-@pytest.mark.parametrize("budget", [0.8, 0.5, 0.3])
-def test_plans_of_32_layers_from_8_hold_what_they_predict_and_train_exactly(depth, budget):
-    big, ids, scaled, _ = depth
-    plan = _plan_without_running(big, ids, budget, scaled)
-    _held(big, ids)
-    none = _held(big, ids)
-    with plan.apply():
-        held = _held(big, ids)
-    assert held < none
-    assert 0.95 * plan.predicted_bytes <= held <= plan.predicted_bytes, (held, plan.predicted_bytes)
-    _trains_exactly(32, 32, plan)
-
-
-@pytest.mark.parametrize("budget", [0.8, 0.5, 0.3])
-def test_plans_at_seq_512_from_64_and_128_hold_what_they_predict(seq, budget):
-    """Within 5% once the planner's own over-count is taken off: the call tree counts the
-    causal mask (b*s*s floats, an input every decoder layer and its attention take) once for
-    every region around one, where all of them hold it once; at seq 512 that is 2 MiB a
-    region, the same with a profile measured at 512 (docs/planner.md)."""
-    model, ids, scaled, _, _ = seq
-    plan = _plan_without_running(model, ids, budget, scaled)
+def _holds_what_it_predicts(model, ids, plan, seq: int, strict: bool) -> None:
+    """The model holds no more than ``plan`` predicts, and within 5% of it once the planner's
+    own over-count is taken off: the call tree counts the causal mask (b*s*s floats, an input
+    every decoder layer and its attention take) once for every region around one, where all
+    of them hold it once (the same with a measured profile: docs/planner.md).  ``strict``:
+    within 5% of the prediction itself."""
     _held(model, ids)
     none = _held(model, ids)
     with plan.apply():
         held = _held(model, ids)
     assert held < none
+    assert held <= plan.predicted_bytes, (held, plan.predicted_bytes)
     takers = [c for c in plan.choices
               if c.targets[0].count(".") == 2 or c.targets[0].endswith("self_attn")]
-    over = max(len(takers) - 1, 0) * BATCH * 512 * 512 * 4
-    assert held <= plan.predicted_bytes, (held, plan.predicted_bytes)
-    assert abs(held - (plan.predicted_bytes - over)) <= 0.05 * (plan.predicted_bytes - over), \
-        (held, plan.predicted_bytes, over, [c.targets for c in plan.choices])
+    expected = plan.predicted_bytes - max(len(takers) - 1, 0) * BATCH * seq * seq * 4
+    assert abs(held - expected) <= 0.05 * expected, (held, expected, [c.targets for c in plan.choices])
+    assert not strict or held >= 0.95 * plan.predicted_bytes, (held, plan.predicted_bytes)
+
+
+@pytest.mark.parametrize("budget", [0.8, 0.5, 0.3])
+def test_plans_of_32_layers_from_8_hold_what_they_predict_and_train_exactly(depth, budget):
+    big, ids, scaled, _ = depth
+    plan = _plan_without_running(big, ids, budget, scaled)
+    _holds_what_it_predicts(big, ids, plan, 32, strict=budget >= 0.5)
+    _trains_exactly(32, 32, plan)
+
+
+@pytest.mark.parametrize("budget", [0.8, 0.5, 0.3])
+def test_plans_at_seq_512_from_64_and_128_hold_what_they_predict(seq, budget):
+    """At 0.5 and 0.3 the plans hold 85-89% and 61-62% of their prediction: 2 MiB of mask a region."""
+    model, ids, scaled, _, _ = seq
+    plan = _plan_without_running(model, ids, budget, scaled)
+    _holds_what_it_predicts(model, ids, plan, 512, strict=budget == 0.8)
     if budget == 0.8:
         _trains_exactly(8, 512, plan)
 
