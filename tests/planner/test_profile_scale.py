@@ -181,6 +181,15 @@ def test_measured_options_alone_are_refused_on_a_scaled_profile(depth):
         planner.plan(big, budget=0.5, profile=scaled, options=["ops"], **_call(ids))
 
 
+def test_a_saved_scaled_profile_plans_as_the_scaled_one(depth, tmp_path):
+    big, ids, scaled, _ = depth
+    scaled.save(tmp_path / "big.json")
+    loaded = planner.Profile.load(tmp_path / "big.json")
+    assert loaded.structure["scaled_from"] == scaled.structure["scaled_from"]
+    plans = [_plan_without_running(big, ids, 0.5, p) for p in (scaled, loaded)]
+    assert plans[0].to_dict() == plans[1].to_dict()
+
+
 def test_a_batch_scales_like_a_sequence():
     """Batch 1 and 2 to 8: every count the planner reads is exact."""
     model = _llama(3)
