@@ -131,39 +131,33 @@ def _trains_exactly(layers: int, seq: int, plan) -> None:
     assert_loss_parity(build, step, steps=2)
 
 
-def _holds_what_it_predicts(model, ids, plan, seq: int, strict: bool) -> None:
-    """The model holds no more than ``plan`` predicts, and within 5% of it once the planner's
-    own over-count is taken off: the call tree counts the causal mask (b*s*s floats, an input
-    every decoder layer and its attention take) once for every region around one, where all
-    of them hold it once (the same with a measured profile: docs/planner.md).  ``strict``:
-    within 5% of the prediction itself."""
+def _holds_what_it_predicts(model, ids, plan) -> None:
+    """The model holds no more than ``plan`` predicts, and at least 95% of it."""
     _held(model, ids)
     none = _held(model, ids)
     with plan.apply():
         held = _held(model, ids)
     assert held < none
-    assert held <= plan.predicted_bytes, (held, plan.predicted_bytes)
-    takers = [c for c in plan.choices
-              if c.targets[0].count(".") == 2 or c.targets[0].endswith("self_attn")]
-    expected = plan.predicted_bytes - max(len(takers) - 1, 0) * BATCH * seq * seq * 4
-    assert abs(held - expected) <= 0.05 * expected, (held, expected, [c.targets for c in plan.choices])
-    assert not strict or held >= 0.95 * plan.predicted_bytes, (held, plan.predicted_bytes)
+    assert 0.95 * plan.predicted_bytes <= held <= plan.predicted_bytes, \
+        (held, plan.predicted_bytes, [c.targets for c in plan.choices])
 
 
 @pytest.mark.parametrize("budget", [0.8, 0.5, 0.3])
 def test_plans_of_32_layers_from_8_hold_what_they_predict_and_train_exactly(depth, budget):
     big, ids, scaled, _ = depth
     plan = _plan_without_running(big, ids, budget, scaled)
-    _holds_what_it_predicts(big, ids, plan, 32, strict=budget >= 0.5)
+    _holds_what_it_predicts(big, ids, plan)
     _trains_exactly(32, 32, plan)
 
 
 @pytest.mark.parametrize("budget", [0.8, 0.5, 0.3])
 def test_plans_at_seq_512_from_64_and_128_hold_what_they_predict(seq, budget):
-    """At 0.5 and 0.3 the plans hold 85-89% and 61-62% of their prediction: 2 MiB of mask a region."""
+    """The causal mask (2 MiB at seq 512) that every region around a decoder layer or its
+    attention holds is counted once (NOTE [ Shared call inputs ]): without that, the plans at
+    0.5 and 0.3 held 85% and 62% of their prediction."""
     model, ids, scaled, _, _ = seq
     plan = _plan_without_running(model, ids, budget, scaled)
-    _holds_what_it_predicts(model, ids, plan, 512, strict=budget == 0.8)
+    _holds_what_it_predicts(model, ids, plan)
     if budget == 0.8:
         _trains_exactly(8, 512, plan)
 

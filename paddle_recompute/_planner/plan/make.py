@@ -43,7 +43,7 @@ from ..solvers.blocks import BLOCK_SOLVERS, InfeasibleBudget, Option
 from .final_choice import ROUNDS as FINAL_ROUNDS
 from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices
 from .scaled import without_measurements
-from .tree import solve_calls
+from .shared_inputs import solve_credited
 from .value import BlockChoice, Plan
 
 __all__ = ["plan", "budget_bytes"]
@@ -258,7 +258,7 @@ def _tree_plans(prof: Profile, table: dict, kinds, budget: int, solver: str,
 
 def _tree_plan(prof: Profile, table: dict, kinds, budget: int, solver: str) -> Plan:
     try:
-        choices, memory, seconds = solve_calls(prof, kinds, budget, solver)
+        choices, memory, seconds = solve_credited(prof, kinds, budget, solver)
     except InfeasibleBudget as exc:
         raise InfeasibleBudget(budget, exc.minimum, note=_share(exc.minimum, prof)) from None
     return Plan(budget=budget, baseline_bytes=prof.total_bytes, predicted_bytes=int(memory),

@@ -118,6 +118,9 @@ class _Deepened:
         out.layers = self._layers()
         out.calls = self._calls()
         out.shared_inputs = [(nb, self._takers(names)) for nb, names in prof.shared_inputs]
+        position = {c: k for k, c in enumerate(out.calls)}
+        out.shared_call_inputs = [(nb, tuple(sorted(self._call_takers(calls), key=position.__getitem__)))
+                                  for nb, calls in prof.shared_call_inputs]
         out.saved = self._saved()
         out.policy_costs = self._per_block(prof.policy_costs)
         out.step_costs = self._per_block(prof.step_costs)
@@ -239,6 +242,18 @@ class _Deepened:
         js = {self.small.index(n) for n in names if n in self.small}
         return tuple(b for i, b in enumerate(self.blocks) if self.source[i] in js) + \
             tuple(n for n in names if n not in self.small)
+
+    def _call_takers(self, calls: tuple) -> set:
+        """The deep model's calls standing for the small one's ``calls``: a block's calls
+        for every block that repeats it (NOTE [ Depth ])."""
+        out = set()
+        for c in calls:
+            j = self._block_of(c)
+            if j is None:
+                out.add(c)
+                continue
+            out.update(self._rename(c, i) for i in range(len(self.blocks)) if self.source[i] == j)
+        return out
 
     def _saved(self) -> list:
         per_block: dict = {j: [] for j in range(len(self.small))}

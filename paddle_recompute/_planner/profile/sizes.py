@@ -114,6 +114,8 @@ def at_size(api: str, profiles: list[Profile], sizes: list[int], n: int) -> Prof
                                  shared_bytes=shared)
     out.shared_inputs = [(fit.nbytes([p.shared_inputs[k][0] for p in profs]), names)
                          for k, (_, names) in enumerate(base.shared_inputs)]
+    out.shared_call_inputs = [(fit.nbytes([p.shared_call_inputs[k][0] for p in profs]), calls)
+                              for k, (_, calls) in enumerate(base.shared_call_inputs)]
     out.saved = [_saved_at(fit, [p.saved[k] for p in profs]) for k in range(len(base.saved))]
     out.policy_costs = _costs_at(fit, profs)
     out.step_costs = {b: {k: fit.seconds([p.step_costs[b][k] for p in profs]) for k in costs}
@@ -148,7 +150,9 @@ def _same_shape(api: str, profs: list[Profile]) -> None:
                            ("shared ranges", [[s[:2] for s in c.shared_bytes] for c in first.calls.values()],
                             [[s[:2] for s in c.shared_bytes] for c in p.calls.values()]),
                            ("shared inputs", [s[1] for s in first.shared_inputs],
-                            [s[1] for s in p.shared_inputs])):
+                            [s[1] for s in p.shared_inputs]),
+                           ("shared call inputs", [s[1] for s in first.shared_call_inputs],
+                            [s[1] for s in p.shared_call_inputs])):
             if a != b:
                 raise ValueError(f"{api}: the profiles at different sizes differ in their {what}, "
                                  "so their numbers cannot be fitted across sizes; profile at sizes "
