@@ -53,6 +53,8 @@ REAL_MODELS: dict[str, object] = {
     "test_observation_verdict.py": {"test_across_processes_judges_the_bound_on_each_fresh_processs_median"},
     "test_plan_ops.py": ALL,
     "test_plan_ops_routing.py": {"test_gpt_oss_plans_with_operator_policies_and_trains_exactly"},
+    "test_profile_scale.py": ALL,
+    "test_analytic.py": {"test_the_eager_count_against_paddleformers_layers"},
     "test_plan_tree_cli.py": {"test_cli_profile_and_plan[albert]", "test_cli_profile_and_plan[squeezenet1_1]",
                               "test_cli_profile_and_plan[pf_llama]"},
     "test_real_models_plan.py": ALL,

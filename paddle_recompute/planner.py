@@ -9,6 +9,10 @@
   (``apply_recompute_granularity``) and ``testing.recompute_sublayers`` return too.
 * :func:`plan_stage` plans one pipeline stage under a device budget shared by all stages,
   with its micro-batches in flight counted (:func:`stage_budget`: the arithmetic).
+* :func:`scale_profile` builds the profile of a model too large to profile from profiles of
+  a smaller configuration of it (fewer blocks, a shorter sequence, a smaller batch).
+* :func:`transformer_layer_bytes` estimates what a transformer layer saves from its sizes
+  alone (Korthikanti et al. 2022's count, generalised).
 * ``recompute_sequential({"segments": "auto"}, ...)`` uses the same measurements to cut a
   chain into segments.
 
@@ -28,6 +32,7 @@ Example:
 """
 
 from ._entry.routing import Applied, route_forwards
+from ._planner.options.analytic import korthikanti_bytes, transformer_layer_bytes
 from ._planner.options.kinds import Candidate, kept_tensors_option, option_kinds, register_option
 from ._planner.options.policies import register_policy_option
 from ._planner.plan.make import plan
@@ -35,6 +40,7 @@ from ._planner.plan.pipeline import plan_stage, stage_budget
 from ._planner.plan.value import AppliedPlan, BlockChoice, Plan, apply_plan
 from ._planner.profile.measure import profile
 from ._planner.profile.result import LayerProfile, Profile, SavedTensor
+from ._planner.profile.scale import scale_profile
 from ._planner.solvers.blocks import InfeasibleBudget
 
 __all__ = [
@@ -49,6 +55,7 @@ __all__ = [
     "SavedTensor",
     "apply_plan",
     "kept_tensors_option",
+    "korthikanti_bytes",
     "option_kinds",
     "plan",
     "plan_stage",
@@ -57,4 +64,6 @@ __all__ = [
     "register_policy_option",
     "route_forwards",
     "stage_budget",
+    "scale_profile",
+    "transformer_layer_bytes",
 ]

@@ -42,7 +42,8 @@ from ..profile.result import Profile
 from ..solvers.blocks import BLOCK_SOLVERS, InfeasibleBudget, Option
 from .final_choice import ROUNDS as FINAL_ROUNDS
 from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices
-from .tree import solve_calls
+from .scaled import without_measurements
+from .shared_inputs import solve_credited
 from .value import BlockChoice, Plan
 
 __all__ = ["plan", "budget_bytes"]
@@ -162,6 +163,7 @@ def plan(
     prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
                                                              blocks=blocks, **kwargs)
     budget = budget_bytes("plan", budget, prof.total_bytes)
+    kinds, final_rounds = without_measurements(prof, kinds, final_rounds)  # a scaled profile
     session = Session((model_or_fn, sample_inputs, kwargs), layers, roots, prof)
     table = session.table
     # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
@@ -256,7 +258,7 @@ def _tree_plans(prof: Profile, table: dict, kinds, budget: int, solver: str,
 
 def _tree_plan(prof: Profile, table: dict, kinds, budget: int, solver: str) -> Plan:
     try:
-        choices, memory, seconds = solve_calls(prof, kinds, budget, solver)
+        choices, memory, seconds = solve_credited(prof, kinds, budget, solver)
     except InfeasibleBudget as exc:
         raise InfeasibleBudget(budget, exc.minimum, note=_share(exc.minimum, prof)) from None
     return Plan(budget=budget, baseline_bytes=prof.total_bytes, predicted_bytes=int(memory),

@@ -7,7 +7,7 @@ import statistics
 from .counter import Counter
 from .result import CallProfile
 
-__all__ = ["call_rows"]
+__all__ = ["call_rows", "shared_call_inputs"]
 
 
 def call_rows(counter: Counter, runs: list[dict]) -> dict[str, CallProfile]:
@@ -52,3 +52,16 @@ def _held_inputs(counter: Counter, call: str, inputs: list) -> int:
     """Bytes a region around ``call`` adds by holding its inputs: those saved inside it (then
     counted in it) or saved nowhere; an input some layer outside it saves is held anyway."""
     return sum(n for key, n in inputs if counter.inside_call(key, call) is not False)
+
+
+def shared_call_inputs(counter: Counter, calls: dict) -> list:
+    """``(bytes, call ids)`` of each input that several calls count in their ``input_bytes``
+    while no layer saves it (a causal mask every decoder layer and its attention take):
+    regions around several of them hold it once (NOTE [ Shared call inputs ] in
+    ``_planner/plan/shared_inputs.py``)."""
+    takers: dict = {}
+    for call, (_layer, _index, _parent, _f, _r, inputs, *_) in calls.items():
+        for key, n in inputs:
+            if counter.inside_call(key, call) is None:
+                takers.setdefault(key, [n, []])[1].append(call)
+    return [(n, tuple(names)) for n, names in takers.values() if len(names) > 1]

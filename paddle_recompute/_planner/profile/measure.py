@@ -44,7 +44,7 @@ from ..._core.state import ForwardState
 from ..._entry.routing import Applied, route_forwards
 from ..harness import clock, sync
 from .blocks import layer_table, resolve_blocks
-from .calls import call_rows
+from .calls import call_rows, shared_call_inputs
 from .counter import Counter, spans, tensor_key
 from .files import structure_of
 from .result import LayerProfile, Profile
@@ -287,7 +287,8 @@ def _assemble(runs, layers, block_names, repeats) -> Profile:
                    forward_s=statistics.median(s for _, _, s, _ in runs), layers=rows,
                    blocks=list(block_names), saved=counter.saved(), repeats=repeats,
                    calls=call_rows(counter, [calls for *_, calls in runs]),
-                   shared_inputs=_shared_inputs(runs[0][3], set(block_names)))
+                   shared_inputs=_shared_inputs(runs[0][3], set(block_names)),
+                   shared_call_inputs=shared_call_inputs(counter, runs[0][3]))
 
 
 def _shared_inputs(calls: dict, blocks: set) -> list:

@@ -127,6 +127,8 @@ class Profile:
     save_s: float = 0.0  # and its cost per tensor saved inside it (same file)
     # (bytes, blocks) of inputs several blocks take: NOTE [ Shared block inputs ] in profile/measure.py
     shared_inputs: list = field(default_factory=list)
+    # (bytes, calls) of inputs several calls count: NOTE [ Shared call inputs ] in plan/shared_inputs.py
+    shared_call_inputs: list = field(default_factory=list)
     # what it was measured on (NOTE [ Saved structure ] in profile/files.py)
     structure: dict | None = None
 
@@ -227,4 +229,5 @@ def _from_dict(data: dict) -> Profile:
     given["policy_costs"] = {b: {k: None if v is None else tuple(v) for k, v in costs.items()}
                              for b, costs in data.get("policy_costs", {}).items()}
     given["shared_inputs"] = [(int(n), tuple(names)) for n, names in data.get("shared_inputs", ())]
+    given["shared_call_inputs"] = [(int(n), tuple(c)) for n, c in data.get("shared_call_inputs", ())]
     return Profile(**given)
