@@ -63,7 +63,7 @@ __all__ = [
     "register_option",
     "register_policy_option",
     "route_forwards",
-    "stage_budget",
     "scale_profile",
+    "stage_budget",
     "transformer_layer_bytes",
 ]
