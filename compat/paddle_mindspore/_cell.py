@@ -19,6 +19,7 @@ from paddle.base.framework import EagerParamBase
 
 from . import _cell_names as _names
 from . import _recipes
+from ._checkparam import check_non_negative_int
 from ._forward_reuse import recorded_call, set_grad
 from ._region import RecomputeConfig, run_region
 from ._surface.data import param_name, set_data
@@ -223,6 +224,24 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
 
     def cells_and_names(self, cells: Any = None, name_prefix: str = "") -> Iterator[tuple[str, Any]]:
         yield from self.named_sublayers(prefix=name_prefix, include_self=True)
+
+    @property
+    def cls_name(self) -> str:
+        """The Cell's class name (MindSpore's ``Cell.cls_name``)."""
+        return type(self).__name__
+
+    def set_comm_fusion(self, fusion_type: int, recurse: bool = True) -> Cell:
+        """``Cell.set_comm_fusion``: sets ``comm_fusion`` on the trainable parameters, as MindSpore
+        does; the value groups gradient communication across devices, of which there is one here,
+        so it is recorded only. Returns ``self``.
+
+        Raises:
+            TypeError / ValueError: ``fusion_type`` is not a non-negative int (MindSpore's texts).
+        """
+        check_non_negative_int(fusion_type)
+        for param in self.trainable_params(recurse):
+            param.comm_fusion = fusion_type
+        return self
 
 
 def recompute_signature() -> inspect.Signature:

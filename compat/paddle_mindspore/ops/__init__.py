@@ -7,11 +7,13 @@ ops.functional.relu``), re-exported here whole.
 from .._grad import GradOperation, grad, value_and_grad
 from .._primitive import Primitive
 from .._validate import missing as _missing
-from . import functional, operations
+from . import auto_generate, communication, composite, function, functional, operations, primitive
 from ._amp import AllReduce
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
 from ._communication import ReduceOp
 from ._graph import AssignAdd, HyperMap, Map, MultitypeFuncGraph, constexpr
+from ._llm_primitives import *  # noqa: F403  (listed in _llm_primitives.__all__)
+from ._llm_primitives import __all__ as _llm
 from ._loss import KLDivLoss
 from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
 from ._more_primitives import (
@@ -39,7 +41,8 @@ from ._nn import Conv2D, Conv2DTranspose, Dropout, ReLU, Sigmoid, Softmax, Tanh
 from .functional import *  # noqa: F403  (every functional form, listed in functional.__all__)
 
 __all__ = [
-    "Primitive", "GradOperation", "grad", "value_and_grad", "functional", "operations",
+    "Primitive", "GradOperation", "grad", "value_and_grad", "functional", "operations", "auto_generate",
+    "communication", "composite", "function", "primitive",
     "BiasAdd", "Cast", "Concat", "ExpandDims", "Flatten", "Reshape", "Squeeze", "Transpose",
     "Add", "BatchMatMul", "Div", "Exp", "MatMul", "Mul", "Neg", "RealDiv", "ReduceMean", "ReduceSum",
     "Sqrt", "Sub", "Conv2D", "Conv2DTranspose", "Dropout", "ReLU", "Sigmoid", "Softmax", "Tanh",
@@ -49,7 +52,7 @@ __all__ = [
     "OneHot",
     "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",
     "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike", "KLDivLoss", "AllReduce",
-    *functional.__all__,
+    *functional.__all__, *_llm,
 ]
 
 
