@@ -7,7 +7,8 @@ Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpo
 and ``run.json``: the parameter names and shapes, four steps' losses from ``init.npz`` with
 recompute on, the same with recompute off, and the noise floor: the largest difference from the
 recompute-on losses over four runs with every weight scaled by ``1 + 1e-6 * N(0, 1)`` (noise
-seeds 1-4). Each run is a subprocess, as a user runs the script.
+seeds 1-4) and one run with each batch's rows reversed (the same arithmetic summed in another
+order). Each run is a subprocess, as a user runs the script.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def main(argv):
         base = run(tmp, "--init", str(init))
         plain = run(tmp, "--init", str(init), "--no-recompute")
         noisy = [run(tmp, "--init", str(init), "--noise", str(s))["losses"] for s in NOISE_SEEDS]
+        noisy.append(run(tmp, "--init", str(init), "--reverse-batch")["losses"])
     import mindspore
 
     losses = np.array(base["losses"])
@@ -49,7 +51,7 @@ def main(argv):
     record = {
         "mindspore": mindspore.__version__,
         "steps": STEPS,
-        "noise_seeds": list(NOISE_SEEDS),
+        "noise_seeds": list(NOISE_SEEDS), "reversed_batch_in_floor": True,
         "params": base["params"],
         "drawn_losses": drawn["losses"],
         "losses": base["losses"],

@@ -1,0 +1,83 @@
+"""mindformers 2.1.0's Llama, unmodified, trained under ``python -m paddle_mindspore`` against
+real MindSpore 2.10 running the same script (recorded/mindformers_llama/,
+``compat/record/record_mindformers_llama.py``).
+
+The script (compat/mindformers_scripts/llama_train.py): a 2-layer ``LlamaForCausalLM`` (hidden
+64, 4 heads, vocab 128, sequence 16, float32) under ``TransformerOpParallelConfig`` with
+``recompute``, ``select_recompute`` and ``select_comm_recompute`` on, trained with
+``mindspore.value_and_grad`` and ``nn.SGD`` from MindSpore's initial weights (loaded by
+parameter name). mindformers builds the model through the parallel-only calls (``shard``,
+``set_comm_fusion``, the auto-parallel context), which on one device record and compute as
+MindSpore does. Each run is a subprocess, as a user runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from _ms_helpers import COMPAT, checkout_env
+
+RECORDED = COMPAT / "tests" / "recorded" / "mindformers_llama"
+SCRIPT = COMPAT / "mindformers_scripts" / "llama_train.py"
+DRIVER = COMPAT / "tests" / "_mindformers_llama_driver.py"
+# How far the layer may sit from MindSpore, in units of MindSpore's own floor: the largest
+# change in any step's loss that MindSpore itself shows when run again with 1e-6 relative noise
+# on its initial weights (4 seeds) or with each batch's rows reversed (the same sums in another
+# order). Paddle's float32 matmuls and reductions (the decoder's projections, RMSNorm, the
+# cross-entropy's sums) round in another order than MindSpore's CPU kernels, which moves the
+# hidden states by 1-3 float32 ulps; the loss (about 4.9, an ulp of 4.8e-7) then moves by a
+# few ulps, the size of that floor.
+FLOORS = 4
+
+
+def _run(tmp_path, *args: str) -> dict:
+    out = tmp_path / "out.json"
+    counts = tmp_path / "counts.json"
+    command = [sys.executable, "-m", "paddle_mindspore", str(DRIVER), str(counts), str(SCRIPT),
+               "--steps", "4", "--init", str(RECORDED / "init.npz"), "--out", str(out), *args]
+    done = subprocess.run(command, cwd=tmp_path, env=checkout_env(), capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    return {**json.loads(out.read_text()), **json.loads(counts.read_text())}
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    return json.loads((RECORDED / "run.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict:
+    return {kind: _run(tmp_path_factory.mktemp(kind), *flags)
+            for kind, flags in (("recompute", ()), ("plain", ("--no-recompute",)))}
+
+
+def test_parameter_names_and_shapes_are_mindspores(runs, record):
+    assert runs["recompute"]["params"] == record["params"]
+    assert runs["plain"]["params"] == record["params"]
+
+
+def test_losses_within_mindspores_noise_floor(runs, record):
+    floor = max(record["floor"])
+    assert 0 < floor < 1e-5, floor
+    losses = np.array(runs["recompute"]["losses"])
+    expected = np.array(record["losses"])
+    assert len(losses) == record["steps"] >= 3
+    np.testing.assert_allclose(losses, expected, rtol=0, atol=FLOORS * floor)
+    # MindSpore's own losses are the same with recompute off; so are the layer's, exactly.
+    np.testing.assert_array_equal(record["losses_no_recompute"], record["losses"])
+
+
+def test_recompute_marks_rerun_the_decoder_layers(runs, record):
+    """``recompute=True`` makes mindformers call ``Cell.recompute()`` on every decoder layer:
+    each step runs each layer's forward twice (the rerun in backward); without it, once. The
+    losses are the same (recompute changes where activations come from, not the arithmetic)."""
+    steps, layers = record["steps"], runs["plain"]["layers"]
+    assert layers == runs["recompute"]["layers"] == 2
+    assert runs["plain"]["calls"] == steps * layers
+    assert runs["recompute"]["calls"] == 2 * steps * layers
+    np.testing.assert_array_equal(runs["recompute"]["losses"], runs["plain"]["losses"])
