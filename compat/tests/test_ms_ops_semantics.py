@@ -263,7 +263,6 @@ CASES = {
     "ReduceMax": (ops.ReduceMax, (True,), lambda: (_t(X), -1)),
     "Log": (ops.Log, (), lambda: (_t(np.abs(X) + 1),)),
     "Rsqrt": (ops.Rsqrt, (), lambda: (_t(np.abs(X) + 1),)),
-    "SiLU": (ops.SiLU, (), lambda: (_t(X),)),
     "Pow": (ops.Pow, (), lambda: (_t(np.abs(X) + 1), 3.0)),
     "Maximum": (ops.Maximum, (), lambda: (_t(X), _t(Y))),
     "Addcmul": (ops.Addcmul, (), lambda: (_t(X), _t(Y), _t(X), _t(np.float32(0.5)))),

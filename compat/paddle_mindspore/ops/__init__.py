@@ -12,8 +12,20 @@ from ._amp import AllReduce
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
 from ._communication import ReduceOp
 from ._graph import AssignAdd, HyperMap, Map, MultitypeFuncGraph, constexpr
-from ._llm_primitives import *  # noqa: F403  (listed in _llm_primitives.__all__)
-from ._llm_primitives import __all__ as _llm
+from ._llm_primitives import (
+    Addcmul,
+    Gather,
+    GatherD,
+    LessEqual,
+    Log,
+    Maximum,
+    MoveTo,
+    NotEqual,
+    Pow,
+    ReduceMax,
+    Rsqrt,
+    StridedSlice,
+)
 from ._loss import KLDivLoss
 from ._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
 from ._more_primitives import (
@@ -52,7 +64,9 @@ __all__ = [
     "OneHot",
     "Ones", "OnesLike", "Pad", "Reciprocal", "ResizeBilinearV2", "ResizeNearestNeighbor", "Shape", "Sign",
     "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike", "KLDivLoss", "AllReduce",
-    *functional.__all__, *_llm,
+    "Addcmul", "Gather", "GatherD", "LessEqual", "Log", "Maximum", "MoveTo", "NotEqual", "Pow", "ReduceMax",
+    "Rsqrt", "StridedSlice",  # SiLU is in ops.auto_generate only, as in MindSpore
+    *functional.__all__,
 ]
 
 

@@ -12,11 +12,11 @@ from .._llm_primitives import (
     LessEqual,
     Log,
     Maximum,
+    MoveTo,
     NotEqual,
     Pow,
     ReduceMax,
     Rsqrt,
-    SiLU,
     StridedSlice,
 )
 from .._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
@@ -83,7 +83,7 @@ __all__ = [
     "Addcmul",
     "ReduceMax",
     "Rsqrt",
-    "SiLU",
+    "MoveTo",
     "StridedSlice",
     "CumSum",
     "Mod",

@@ -5,7 +5,6 @@ constructed; mindformers models run without it with ``use_flash_attention=False`
 """
 
 from ..._unprovided import unprovided_class
-from .._llm_primitives import SiLU
 from .._nn import Conv2D, Conv2DTranspose, Dropout, ReLU, Sigmoid, Softmax, Tanh
 
 __all__ = [
@@ -16,7 +15,7 @@ __all__ = [
     "Sigmoid",
     "Softmax",
     "Tanh",
-    "SiLU",
+
     "FlashAttentionScore",
 ]
 
