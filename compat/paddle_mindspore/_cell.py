@@ -19,6 +19,7 @@ from paddle.base.framework import EagerParamBase
 
 from . import _cell_names as _names
 from . import _recipes
+from ._bprop import call_with_bprop, has_bprop
 from ._checkparam import check_non_negative_int
 from ._forward_reuse import recorded_call, set_grad
 from ._region import RecomputeConfig, run_region
@@ -166,6 +167,8 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if has_bprop(self):  # NOTE [ Custom bprop ]
+            return call_with_bprop(self, args, kwargs)
         return self.construct(*args, **kwargs)
 
     def set_train(self, mode: bool = True) -> Cell:

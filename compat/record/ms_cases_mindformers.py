@@ -68,6 +68,8 @@ CELL = {
     "set_comm_fusion_negative": _SHARD_ERR.format("nn.Dense(2, 2).set_comm_fusion(-1)"),
     "set_comm_fusion_float": _SHARD_ERR.format("nn.Dense(2, 2).set_comm_fusion(1.5)"),
     "cls_name": "result = nn.Dense(2, 2).cls_name",
+    "bprop_replaces_autodiff": "class Twice(nn.Cell):\n    def construct(self, x):\n        return x * x\n    def bprop(self, x, out, dout):\n        return (dout * 3.0,)\nnet = Twice()\nx = Tensor(np.array([1.0, -2.0, 0.5], np.float32))\nresult = (net(x), ms.grad(lambda x: (net(x) * Tensor(np.array([1.0, 2.0, 3.0], np.float32))).sum())(x))",
+    "bprop_tuple_output_and_label": "from mindspore import ops as P\nclass LS(nn.Cell):\n    def construct(self, logits, label):\n        return P.Exp()(logits), P.OneHot()(label, 3, Tensor(1.0, ms.float32), Tensor(0.0, ms.float32))\n    def bprop(self, logits, label, out, dout):\n        return dout[0] + dout[1], P.ZerosLike()(label)\nnet = LS()\nlogits = Tensor(np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5]], np.float32))\nlabel = Tensor(np.array([2, 0], np.int32))\nw = Tensor(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32))\nresult = ms.grad(lambda z: (net(z, label)[0] * w).sum())(logits)",
 }
 
 CONTEXT = {
