@@ -9,6 +9,7 @@ with ``recompute``, ``select_recompute`` and ``select_comm_recompute`` on;
 
     python llama_train.py --steps 4 --init init.npz --out run.json
     python llama_train.py --steps 4 --no-recompute
+    python llama_train.py --steps 4 --select-only   # select_recompute and select_comm_recompute only
 
 ``--init`` loads weights by parameter name from an ``.npz``; ``--save-init`` writes the
 network's initial weights to one. ``--out`` writes the losses and the parameter names and
@@ -33,9 +34,9 @@ from mindformers.modules.transformer.transformer import (
 BATCH, SEQ, VOCAB = 2, 16, 128
 
 
-def build(recompute):
+def build(recompute, select):
     rc = TransformerRecomputeConfig(
-        recompute=recompute, select_recompute=recompute, select_comm_recompute=recompute
+        recompute=recompute, select_recompute=select, select_comm_recompute=select
     )
     parallel = TransformerOpParallelConfig(recompute=rc)
     config = LlamaConfig(
@@ -73,6 +74,7 @@ def main():
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--lr", type=float, default=0.5)
     parser.add_argument("--no-recompute", action="store_true")
+    parser.add_argument("--select-only", action="store_true")
     parser.add_argument("--init", default=None)
     parser.add_argument("--save-init", default=None)
     parser.add_argument("--noise", type=int, default=None)
@@ -82,7 +84,8 @@ def main():
 
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_seed(0)
-    net = build(not args.no_recompute)
+    recompute = not (args.no_recompute or args.select_only)
+    net = build(recompute, select=not args.no_recompute)
     if args.save_init:
         np.savez(args.save_init, **{p.name: p.asnumpy() for p in net.get_parameters()})
     if args.init:

@@ -229,6 +229,12 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         yield from self.named_sublayers(prefix=name_prefix, include_self=True)
 
     @property
+    def _cells(self) -> OrderedDict:
+        """MindSpore's ``Cell._cells``: the live name -> sub-cell dict (Paddle's sublayer registry),
+        which mindformers walks to place its selective recompute marks."""
+        return self._sub_layers
+
+    @property
     def cls_name(self) -> str:
         """The Cell's class name (MindSpore's ``Cell.cls_name``)."""
         return type(self).__name__

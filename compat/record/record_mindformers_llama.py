@@ -5,10 +5,10 @@
 
 Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them)
 and ``run.json``: the parameter names and shapes, four steps' losses from ``init.npz`` with
-recompute on, the same with recompute off, and the noise floor: the largest difference from the
-recompute-on losses over four runs with every weight scaled by ``1 + 1e-6 * N(0, 1)`` (noise
-seeds 1-4) and one run with each batch's rows reversed (the same arithmetic summed in another
-order). Each run is a subprocess, as a user runs the script.
+recompute on, the same with recompute off and with only the selective marks on, and the noise
+floor: the largest difference from the recompute-on losses over four runs with every weight
+scaled by ``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each batch's rows reversed
+(the same arithmetic summed in another order). Each run is a subprocess, as a user runs the script.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ def main(argv):
         drawn = run(tmp, "--save-init", str(init))
         base = run(tmp, "--init", str(init))
         plain = run(tmp, "--init", str(init), "--no-recompute")
+        select = run(tmp, "--init", str(init), "--select-only")
         noisy = [run(tmp, "--init", str(init), "--noise", str(s))["losses"] for s in NOISE_SEEDS]
         noisy.append(run(tmp, "--init", str(init), "--reverse-batch")["losses"])
     import mindspore
@@ -55,7 +56,7 @@ def main(argv):
         "params": base["params"],
         "drawn_losses": drawn["losses"],
         "losses": base["losses"],
-        "losses_no_recompute": plain["losses"],
+        "losses_no_recompute": plain["losses"], "losses_select_only": select["losses"],
         "floor": floor.tolist(),
     }
     (dest / "run.json").write_text(json.dumps(record, indent=1) + "\n")

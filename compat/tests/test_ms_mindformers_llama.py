@@ -54,12 +54,13 @@ def record() -> dict:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
     return {kind: _run(tmp_path_factory.mktemp(kind), *flags)
-            for kind, flags in (("recompute", ()), ("plain", ("--no-recompute",)))}
+            for kind, flags in (("recompute", ()), ("plain", ("--no-recompute",)),
+                                ("select", ("--select-only",)))}
 
 
 def test_parameter_names_and_shapes_are_mindspores(runs, record):
-    assert runs["recompute"]["params"] == record["params"]
-    assert runs["plain"]["params"] == record["params"]
+    for run in runs.values():
+        assert run["params"] == record["params"]
 
 
 def test_losses_within_mindspores_noise_floor(runs, record):
@@ -76,10 +77,28 @@ def test_losses_within_mindspores_noise_floor(runs, record):
 
 def test_recompute_marks_rerun_the_decoder_layers(runs, record):
     """``recompute=True`` makes mindformers call ``Cell.recompute()`` on every decoder layer:
-    each step runs each layer's forward twice (the rerun in backward); without it, once. The
-    losses are the same (recompute changes where activations come from, not the arithmetic)."""
+    each step runs each layer's forward twice (the rerun in backward), its SiLU too; without it,
+    once. The losses are the same (recompute changes where activations come from, not the
+    arithmetic)."""
     steps, layers = record["steps"], runs["plain"]["layers"]
-    assert layers == runs["recompute"]["layers"] == 2
-    assert runs["plain"]["calls"] == steps * layers
-    assert runs["recompute"]["calls"] == 2 * steps * layers
-    np.testing.assert_array_equal(runs["recompute"]["losses"], runs["plain"]["losses"])
+    full, plain = runs["recompute"], runs["plain"]
+    assert layers == full["layers"] == 2
+    assert plain["calls"] == plain["silu"] == steps * layers
+    assert full["calls"] == full["silu"] == 2 * steps * layers
+    np.testing.assert_array_equal(full["losses"], plain["losses"])
+
+
+def test_select_recompute_marks_rerun_their_primitives(runs, record):
+    """``select_recompute`` alone makes mindformers call ``Primitive.recompute()`` on each
+    layer's ``mul`` primitives (and its SiLU): a marked ``mul`` whose output a consumer keeps
+    for backward is computed again there, so ``Mul`` runs more often than without the marks,
+    while the layers run once. (The SiLU's output is kept by nothing, the projection casts it
+    first, so it is not recomputed.) MindSpore ignores the marks in PyNative mode, so its losses
+    are its plain ones; the layer recomputes (difference 2), with the same losses bit for bit."""
+    steps, layers = record["steps"], 2
+    select, plain = runs["select"], runs["plain"]
+    assert select["mul"] > plain["mul"]
+    assert select["silu"] == plain["silu"] == steps * layers
+    assert select["calls"] == plain["calls"] == steps * layers
+    np.testing.assert_array_equal(record["losses_select_only"], record["losses_no_recompute"])
+    np.testing.assert_array_equal(select["losses"], plain["losses"])
