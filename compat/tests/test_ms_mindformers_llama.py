@@ -89,15 +89,18 @@ def test_recompute_marks_rerun_the_decoder_layers(runs, record):
 
 
 def test_select_recompute_marks_rerun_their_primitives(runs, record):
-    """``select_recompute`` alone makes mindformers call ``Primitive.recompute()`` on each
-    layer's ``mul`` primitives (and its SiLU): a marked ``mul`` whose output a consumer keeps
-    for backward is computed again there, so ``Mul`` runs more often than without the marks,
-    while the layers run once. (The SiLU's output is kept by nothing, the projection casts it
-    first, so it is not recomputed.) MindSpore ignores the marks in PyNative mode, so its losses
-    are its plain ones; the layer recomputes (difference 2), with the same losses bit for bit."""
+    """``select_recompute`` alone: mindformers calls ``Primitive.recompute()`` on each layer's
+    feed-forward ``mul`` and SiLU and on attention's primitives, and ``Cell.recompute()`` on its
+    rotary-embedding cell (``LLamaAttention.__init__``). Per layer and step, ``Mul`` then runs
+    more often by: the rotary cell's rerun in backward (2 ``Mul`` a call, called for q and k),
+    and the feed-forward ``mul``, whose output the down projection keeps, computed again (1).
+    Attention's marked ``mul`` feeds an ``Add``, which keeps nothing, and the SiLU's output is
+    cast before anything keeps it, so neither is recomputed. The decoder layers run once.
+    MindSpore ignores the marks in PyNative mode, so its losses are its plain ones; the layer
+    recomputes (difference 2), with the same losses bit for bit."""
     steps, layers = record["steps"], 2
     select, plain = runs["select"], runs["plain"]
-    assert select["mul"] > plain["mul"]
+    assert select["mul"] == plain["mul"] + steps * layers * (2 * 2 + 1)
     assert select["silu"] == plain["silu"] == steps * layers
     assert select["calls"] == plain["calls"] == steps * layers
     np.testing.assert_array_equal(record["losses_select_only"], record["losses_no_recompute"])
