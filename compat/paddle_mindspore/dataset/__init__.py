@@ -25,7 +25,9 @@ from .samplers import (
     SubsetSampler,
 )
 
-__all__ = ["MappableDataset", "MindDataset", "Shuffle", "SourceDataset", "VisionBaseDataset",
+__all__ = [
+    # raise MissingAPIError when used:
+    "MappableDataset", "MindDataset", "Shuffle", "SourceDataset", "VisionBaseDataset",
     "Dataset",
     "GeneratorDataset",
     "NumpySlicesDataset",

@@ -7,7 +7,8 @@ from ._callback import Callback, CallbackParams, RunContext
 from ._checkpoint import CheckpointConfig, ModelCheckpoint
 from ._monitors import LossMonitor, TimeMonitor
 
-__all__ = ["SummaryCollector", "TrainFaultTolerance",
+__all__ = [
+    "SummaryCollector", "TrainFaultTolerance",  # raise MissingAPIError when used
     "Callback",
     "RunContext",
     "LossMonitor",

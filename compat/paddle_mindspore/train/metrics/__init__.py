@@ -15,7 +15,8 @@ from ...nn.metrics import (
     TopKCategoricalAccuracy,
 )
 
-__all__ = ["get_metrics",
+__all__ = [
+    "get_metrics",  # raise MissingAPIError when used
     "Metric",
     "Accuracy",
     "Loss",
