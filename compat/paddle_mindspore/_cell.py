@@ -19,6 +19,8 @@ from paddle.base.framework import EagerParamBase
 
 from . import _cell_names as _names
 from . import _recipes
+from ._bprop import call_with_bprop, has_bprop
+from ._checkparam import check_non_negative_int
 from ._forward_reuse import recorded_call, set_grad
 from ._region import RecomputeConfig, run_region
 from ._surface.data import param_name, set_data
@@ -165,6 +167,8 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if has_bprop(self):  # NOTE [ Custom bprop ]
+            return call_with_bprop(self, args, kwargs)
         return self.construct(*args, **kwargs)
 
     def set_train(self, mode: bool = True) -> Cell:
@@ -223,6 +227,30 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
 
     def cells_and_names(self, cells: Any = None, name_prefix: str = "") -> Iterator[tuple[str, Any]]:
         yield from self.named_sublayers(prefix=name_prefix, include_self=True)
+
+    @property
+    def _cells(self) -> OrderedDict:
+        """MindSpore's ``Cell._cells``: the live name -> sub-cell dict (Paddle's sublayer registry),
+        which mindformers walks to place its selective recompute marks."""
+        return self._sub_layers
+
+    @property
+    def cls_name(self) -> str:
+        """The Cell's class name (MindSpore's ``Cell.cls_name``)."""
+        return type(self).__name__
+
+    def set_comm_fusion(self, fusion_type: int, recurse: bool = True) -> Cell:
+        """``Cell.set_comm_fusion``: sets ``comm_fusion`` on the trainable parameters, as MindSpore
+        does; the value groups gradient communication across devices, of which there is one here,
+        so it is recorded only. Returns ``self``.
+
+        Raises:
+            TypeError / ValueError: ``fusion_type`` is not a non-negative int (MindSpore's texts).
+        """
+        check_non_negative_int(fusion_type)
+        for param in self.trainable_params(recurse):
+            param.comm_fusion = fusion_type
+        return self
 
 
 def recompute_signature() -> inspect.Signature:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from . import _recipes
 from ._replay import Snapshot
+from ._shard import record_strategy
 from ._validate import bind, check_bool
 
 __all__ = ["Primitive"]
@@ -58,6 +59,17 @@ class Primitive:
         if mode:
             _recipes.enable()
         return self
+
+    def shard(self, in_strategy: tuple | None = None, out_strategy: tuple | None = None) -> Primitive:
+        """``Primitive.shard``: records the sharding strategy (``in_strategy`` / ``out_strategy``
+        attrs, or ``in_layout`` / ``out_layout`` for :class:`Layout` strategies) and returns
+        ``self``, as MindSpore does; the strategy splits work across devices in (semi-)auto
+        parallel mode only, so on one device the arithmetic is unchanged.
+
+        Raises:
+            TypeError / ValueError: a malformed strategy (MindSpore's checks and texts).
+        """
+        return record_strategy(self, in_strategy, out_strategy)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._recompute and _recipes.tracking()):

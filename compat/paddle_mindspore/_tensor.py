@@ -59,6 +59,9 @@ def to_tensor(data: Any, dtype: Any = None) -> paddle.Tensor:
         out = data.detach().clone()
         return out if dtype is None else out.astype(to_paddle_dtype(dtype))
     array = np.asarray(data)
+    if dtype is not None and to_paddle_dtype(dtype) == paddle.bfloat16:
+        # numpy has no bfloat16: round from float32 in Paddle (to nearest even, as MindSpore does)
+        return paddle.to_tensor(array.astype(np.float32)).astype(paddle.bfloat16)
     if dtype is not None:
         array = array.astype(to_numpy_dtype(dtype))
     elif not isinstance(data, np.ndarray | np.generic):

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context"]
+from .parallel._auto_parallel_context import (
+    ParallelMode,
+    get_auto_parallel_context,
+    reset_auto_parallel_context,
+    set_auto_parallel_context,
+)
+
+__all__ = ["GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "ParallelMode",
+           "get_auto_parallel_context", "set_auto_parallel_context", "reset_auto_parallel_context",
+           "set_device"]
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
@@ -58,3 +67,11 @@ def get_context(attr_key: str) -> Any:
     if attr_key not in _SETTINGS:
         raise ValueError(f"Get context keyword {attr_key} is not recognized!")
     return _SETTINGS[attr_key]
+
+
+def set_device(device_target: str, device_id: int | None = None) -> None:
+    """``mindspore.set_device``: the same as ``set_context(device_target=..., device_id=...)``."""
+    settings = {"device_target": device_target}
+    if device_id is not None:
+        settings["device_id"] = device_id
+    set_context(**settings)

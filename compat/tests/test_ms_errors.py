@@ -276,8 +276,8 @@ def test_seed_and_tensor_argument_errors():
 # --- APIs not provided --------------------------------------------------------------------
 
 @pytest.mark.parametrize("module,name", [(ms, "export"), (nn, "LSTM"), (ms.numpy, "fft"),
-                                         (ms.dataset.vision, "RandAugment"), (ops, "Gather"),
-                                         (ms.common, "Generator"), (ops.operations, "Gather")])
+                                         (ms.dataset.vision, "RandAugment"), (ops, "GatherNd"),
+                                         (ms.common, "Generator"), (ops.operations, "GatherNd")])
 def test_missing_api_names_itself(module, name):
     with pytest.raises(ms.MissingAPIError, match=rf"mindspore\S* {name}|\.{name} is not provided"):
         getattr(module, name)

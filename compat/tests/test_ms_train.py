@@ -248,7 +248,7 @@ def test_eval_fit_and_predict():
         (lambda: LossMonitor(-1), ValueError, "non-negative"),
         (lambda: ms.train.EarlyStopping, ms.MissingAPIError, "mindspore.train.EarlyStopping"),
         (
-            lambda: ms.train.callback.SummaryCollector,
+            lambda: ms.train.callback.SummaryCollector(),  # exists (mindformers imports it); raises when used
             ms.MissingAPIError,
             "mindspore.train.callback.SummaryCollector",
         ),

@@ -13,11 +13,12 @@ from .._initializer import (
     Zero,
     initializer,
 )
+from .._tensor import Tensor
 from .._validate import missing as _missing
 
 __all__ = [
     "Constant", "HeNormal", "HeUniform", "Initializer", "Normal", "One", "TruncatedNormal", "Uniform",
-    "XavierUniform", "Zero", "initializer",
+    "XavierUniform", "Zero", "initializer", "Tensor",
 ]
 
 

@@ -12,7 +12,8 @@ import paddle
 
 from .._validate import not_provided
 
-__all__ = ["GlobalComm", "init", "release", "get_rank", "get_group_size", "get_local_rank"]
+__all__ = ["GlobalComm", "init", "release", "get_rank", "get_group_size", "get_local_rank", "create_group",
+           "destroy_group"]
 
 
 class GlobalComm:
@@ -57,3 +58,14 @@ def init(backend_name: str | None = None) -> None:
 def release() -> None:
     """Raises, as :func:`init` does: there is no communication to release."""
     raise not_provided("mindspore.communication.release", "distributed training is not provided")
+
+
+def create_group(group: str, rank_ids: list, options: object = None) -> None:
+    """Raises: a group of devices needs ``init``, which is not provided (MindSpore raises too
+    when ``init`` has not run)."""
+    raise not_provided("mindspore.communication.create_group", "distributed training is not provided")
+
+
+def destroy_group(group: str) -> None:
+    """Raises, as :func:`create_group` does."""
+    raise not_provided("mindspore.communication.destroy_group", "distributed training is not provided")

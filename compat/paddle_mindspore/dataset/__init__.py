@@ -9,6 +9,7 @@ indices, or any iterable of indices) or ``num_shards``/``shard_id``; operations:
 ``dataset.transforms``; ``dataset.config.set_seed``.
 """
 
+from .._unprovided import unprovided_class as _unprovided_class
 from .._validate import missing as _missing
 from . import config, samplers, transforms, vision
 from ._files import Cifar10Dataset, Cifar100Dataset, ImageFolderDataset, MnistDataset
@@ -25,6 +26,8 @@ from .samplers import (
 )
 
 __all__ = [
+    # raise MissingAPIError when used:
+    "MappableDataset", "MindDataset", "Shuffle", "SourceDataset", "VisionBaseDataset",
     "Dataset",
     "GeneratorDataset",
     "NumpySlicesDataset",
@@ -44,6 +47,14 @@ __all__ = [
     "SubsetRandomSampler",
     "IterSampler",
 ]
+
+
+# Raise MissingAPIError when used (see _unprovided.py).
+MappableDataset = _unprovided_class("mindspore.dataset.MappableDataset")
+MindDataset = _unprovided_class("mindspore.dataset.MindDataset")
+Shuffle = _unprovided_class("mindspore.dataset.Shuffle")
+SourceDataset = _unprovided_class("mindspore.dataset.SourceDataset")
+VisionBaseDataset = _unprovided_class("mindspore.dataset.VisionBaseDataset")
 
 
 def __getattr__(name: str):

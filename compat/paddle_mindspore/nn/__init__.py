@@ -1,6 +1,7 @@
 """``mindspore.nn``: Cell, layers, containers, losses, optimizers, learning rates, training wrappers."""
 
 from .._cell import Cell
+from .._unprovided import unprovided_class as _unprovided_class
 from .._validate import missing as _missing
 from . import cell, metrics, optim
 from ._activation import GELU, HSigmoid, HSwish, LayerNorm, LogSoftmax, ReLU6, Sigmoid, SiLU, Softmax, Tanh
@@ -56,6 +57,16 @@ __all__ = [
     "Metric", "Accuracy", "Loss", "Precision", "Recall", "TopKCategoricalAccuracy", "Top1CategoricalAccuracy",
     "Top5CategoricalAccuracy",
 ]
+
+__all__ += ["layer", "learning_rate_schedule", "loss", "utils", "wrap", "MicroBatchInterleaved",
+            "PipelineCell"]
+
+from . import layer, learning_rate_schedule, loss, utils, wrap  # noqa: E402  (submodules over the names above)
+
+# Multi-device training cells mindformers imports at module level: they raise MissingAPIError
+# when constructed (see _unprovided.py).
+MicroBatchInterleaved = _unprovided_class("mindspore.nn.MicroBatchInterleaved")
+PipelineCell = _unprovided_class("mindspore.nn.PipelineCell")
 
 
 def __getattr__(name: str):

@@ -59,13 +59,13 @@ class CellList(Cell):
         for cell in args or ():
             self.append(cell)
 
-    def _cells(self) -> list:
+    def _cell_list(self) -> list:
         return list(self._sub_layers.values())
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            return CellList(self._cells()[index])
-        return self._cells()[index]
+            return CellList(self._cell_list()[index])
+        return self._cell_list()[index]
 
     def __setitem__(self, index: int, cell: paddle.nn.Layer) -> None:
         key = list(self._sub_layers)[index]
@@ -75,7 +75,7 @@ class CellList(Cell):
         return len(self._sub_layers)
 
     def __iter__(self) -> Iterator:
-        return iter(self._cells())
+        return iter(self._cell_list())
 
     def append(self, cell: paddle.nn.Layer) -> CellList:
         key = str(len(self))
@@ -89,7 +89,7 @@ class CellList(Cell):
         return self
 
     def insert(self, index: int, cell: paddle.nn.Layer) -> None:
-        cells = self._cells()
+        cells = self._cell_list()
         cells.insert(index, _check_cell(cell, "CellList"))
         self._sub_layers.clear()
         for i, c in enumerate(cells):

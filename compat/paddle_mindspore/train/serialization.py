@@ -19,6 +19,7 @@ import numpy as np
 import paddle
 
 from .._tensor import parameter_like
+from .._unprovided import unprovided_function as _unprovided_function
 from .._validate import not_provided
 from ..nn.optim import Optimizer
 from ._ckpt_io import read_ckpt, read_safetensors, write_ckpt, write_safetensors
@@ -32,7 +33,7 @@ from ._surface import (
     to_tensor,
 )
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__ = ["_get_merged_param_data", "save_checkpoint", "load_checkpoint", "load_param_into_net"]
 
 _FLOATS = {"Float16", "Float32", "Float64", "BFloat16"}
 _INTS = {"Int8", "Int16", "Int32", "Int64"}
@@ -345,3 +346,7 @@ def _load_with_prefix(params: list, parameter_dict: dict, param_not_load: list, 
             if name in param_not_load and prefix + name in parameter_dict:
                 _update(param, parameter_dict[prefix + name], strict_load)
                 param_not_load.remove(name)
+
+
+# Raise MissingAPIError when used (see _unprovided.py).
+_get_merged_param_data = _unprovided_function("mindspore.train.serialization._get_merged_param_data")

@@ -1,9 +1,10 @@
 """``mindspore.dataset.transforms``: ``TypeCast``, ``OneHot``, ``Compose`` and ``Duplicate``."""
 
 from ..._validate import missing as _missing
+from . import transforms
 from ._ops import Compose, Duplicate, OneHot, TypeCast
 
-__all__ = ["TypeCast", "OneHot", "Compose", "Duplicate"]
+__all__ = ["transforms", "TypeCast", "OneHot", "Compose", "Duplicate"]
 
 
 def __getattr__(name: str):

@@ -1,6 +1,7 @@
 """``mindspore.dataset.vision``: image transforms on numpy HWC arrays (and Pillow images)."""
 
 from ..._validate import missing as _missing
+from . import transforms, utils  # noqa: E402,I001  (submodules over the classes above)
 from ._affine import RandomAffine, RandomRotation
 from ._blur import GaussianBlur
 from ._enhance import (
@@ -26,6 +27,8 @@ from ._pixels import HWC2CHW, Decode, Normalize, Rescale, ToTensor
 from ._types import Border, Inter
 
 __all__ = [
+    "transforms",
+    "utils",
     "Decode",
     "Resize",
     "CenterCrop",

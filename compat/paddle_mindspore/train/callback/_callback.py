@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from typing import Any
 
-__all__ = ["Callback", "RunContext", "CallbackParams", "CallbackList"]
+__all__ = ["set_cur_net", "Callback", "RunContext", "CallbackParams", "CallbackList"]
 
 _TRAIN_HOOKS = {
     "on_train_begin": "begin",
@@ -144,3 +144,12 @@ class CallbackList:
     def call(self, hook: str, run_context: RunContext) -> None:
         for callback in self.callbacks:
             getattr(callback, hook)(run_context)
+
+
+_CUR_NET = None
+
+
+def set_cur_net(net) -> None:
+    """MindSpore's ``set_cur_net``: remembers the network being trained, for checkpoint callbacks."""
+    global _CUR_NET
+    _CUR_NET = net

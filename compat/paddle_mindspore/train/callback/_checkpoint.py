@@ -15,13 +15,14 @@ import os
 import time
 from typing import Any
 
+from ..._unprovided import unprovided_class as _unprovided_class
 from ..._validate import not_provided
 from .._optimizer_state import optimizer_entries
 from .._surface import named_parameters
 from ..serialization import save_checkpoint
 from ._callback import Callback, RunContext
 
-__all__ = ["CheckpointConfig", "ModelCheckpoint"]
+__all__ = ["CheckpointManager", "CheckpointConfig", "ModelCheckpoint"]
 
 
 def _non_negative(value: Any, name: str) -> Any:
@@ -181,3 +182,7 @@ def _tensor(value: Any) -> Any:
     import paddle
 
     return value if isinstance(value, paddle.Tensor) else paddle.to_tensor(value)
+
+
+# Raise MissingAPIError when used (see _unprovided.py).
+CheckpointManager = _unprovided_class("mindspore.train.callback._checkpoint.CheckpointManager")

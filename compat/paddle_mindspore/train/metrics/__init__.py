@@ -2,6 +2,7 @@
 ``Precision``, ``Recall`` (MindSpore's formulas, on numpy): the classes of ``nn.metrics``, where
 they are defined (``train`` builds on ``nn``)."""
 
+from ..._unprovided import unprovided_function as _unprovided_function
 from ..._validate import missing as _missing
 from ...nn.metrics import (
     Accuracy,
@@ -15,6 +16,7 @@ from ...nn.metrics import (
 )
 
 __all__ = [
+    "get_metrics",  # raise MissingAPIError when used
     "Metric",
     "Accuracy",
     "Loss",
@@ -24,6 +26,10 @@ __all__ = [
     "Top1CategoricalAccuracy",
     "Top5CategoricalAccuracy",
 ]
+
+
+# Raise MissingAPIError when used (see _unprovided.py).
+get_metrics = _unprovided_function("mindspore.train.metrics.get_metrics")
 
 
 def __getattr__(name: str):

@@ -1,0 +1,1 @@
+"""``mindspore.dataset.engine``."""

@@ -1,0 +1,1 @@
+"""``mindspore.device_context``: per-backend device settings."""

@@ -1,0 +1,1 @@
+"""``mindspore.ops._grad_experimental``."""
