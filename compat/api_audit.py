@@ -106,12 +106,15 @@ def resolve(dotted: str) -> object:
 
 
 def provided(dotted: str) -> bool:
-    """Whether ``dotted`` (``mindspore.a.b``) resolves in the layer."""
+    """Whether ``dotted`` (``mindspore.a.b``) resolves in the layer to something that works: a
+    stand-in that only lets a module import (and raises when used) counts as missing."""
+    from paddle_mindspore._unprovided import is_unprovided
+
     try:
-        resolve(dotted)
+        obj = resolve(dotted)
     except AttributeError:
         return False
-    return True
+    return not is_unprovided(obj)
 
 
 def tensor_method_provided(name: str) -> bool:

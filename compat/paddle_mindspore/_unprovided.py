@@ -16,7 +16,15 @@ from typing import Any
 
 from ._validate import missing
 
-__all__ = ["unprovided_class", "unprovided_function", "unprovided_object"]
+__all__ = ["is_unprovided", "unprovided_class", "unprovided_function", "unprovided_object"]
+
+# set on every stand-in, so that an audit of the layer counts it as missing, not provided
+_MARK = "__ms_unprovided__"
+
+
+def is_unprovided(obj: Any) -> bool:
+    """Whether ``obj`` is one of this module's stand-ins (importable, raises when used)."""
+    return getattr(type(obj), _MARK, False) is True or getattr(obj, _MARK, False) is True
 
 
 def _split(qualname: str) -> tuple[str, str]:
@@ -38,6 +46,7 @@ def unprovided_class(qualname: str) -> type:
             "__init__": __init__,
             "__module__": module,
             "__doc__": f"``{qualname}``: not provided (raises when constructed).",
+            _MARK: True,
         },
     )
 
@@ -52,11 +61,14 @@ def unprovided_function(qualname: str):
     stand_in.__name__ = stand_in.__qualname__ = name
     stand_in.__module__ = module
     stand_in.__doc__ = f"``{qualname}``: not provided (raises when called)."
+    setattr(stand_in, _MARK, True)
     return stand_in
 
 
 class _UnprovidedObject:
     """An object whose every attribute raises ``MissingAPIError``."""
+
+    __ms_unprovided__ = True
 
     def __init__(self, qualname: str):
         object.__setattr__(self, "_qualname", qualname)

@@ -133,6 +133,27 @@ def test_a_method_counts_as_provided_once_the_layer_has_it(tmp_path, monkeypatch
     assert rows["Primitive.shard"]["provided"] is True and rows["Primitive.shard"]["calls"] == {"m.py": 1}
 
 
+def test_a_stand_in_that_only_lets_a_module_import_counts_as_missing(tmp_path):
+    """Names the layer defines only so that a package imports (they raise ``MissingAPIError``
+    when constructed, called or read) are missing to the audit: a class, a function and an
+    object stand-in each, beside a name the layer really provides."""
+    from paddle_mindspore import runtime
+    from paddle_mindspore.ops.auto_generate import gen_ops_prim
+
+    with pytest.raises(AttributeError):
+        runtime.synchronize()
+    with pytest.raises(AttributeError):
+        gen_ops_prim.AddExt()
+    (tmp_path / "m.py").write_text(
+        "import mindspore\nfrom mindspore.ops.auto_generate import AddExt, Gather\n"
+        "mindspore.runtime.synchronize()\nAddExt()\nGather()\n"
+    )
+    names = {r["name"]: r["provided"] for r in api_audit.audit(tmp_path)["rows"] if r["kind"] == "api"}
+    assert names["mindspore.runtime.synchronize"] is False
+    assert names["mindspore.ops.auto_generate.AddExt"] is False
+    assert names["mindspore.ops.auto_generate.Gather"] is True
+
+
 def test_entry_restricts_the_count_to_the_files_it_loads(tmp_path):
     (tmp_path / "a.py").write_text("from mindspore import ops\nops.planted_a\n")
     (tmp_path / "b.py").write_text("from mindspore import ops\nops.planted_b\n")
