@@ -58,6 +58,7 @@ REAL_MODELS: dict[str, object] = {
     "test_real_models_selective.py": ALL,
     "test_trainer_plan.py": ALL,
     # the MindSpore layer's tests: mindcv's zoo and scripts, MindSpore's ResNet-50
+    "test_ms_lean_backward.py": {"test_mindcv_training_equals_the_paddle_grad_path_bit_for_bit"},
     "test_ms_mindcv_train_script.py": ALL,
     "test_ms_resnet50.py": ALL,
     "test_ms_zoo.py": ALL,
@@ -151,6 +152,7 @@ SLOW: dict[str, object] = {  # over 1 s a test on a loaded 2-core machine (the f
     },
     # the MindSpore layer's tests
     "test_ms_block_tutorial.py": {"test_full_size_memory_and_bitwise_equal_output"},
+    "test_ms_lean_backward.py": ALL,
     "test_ms_runner.py": {"test_every_unmodified_program_runs_under_the_runner_like_its_port"},
 }
 
