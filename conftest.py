@@ -61,6 +61,7 @@ REAL_MODELS: dict[str, object] = {
     "test_ms_lean_backward.py": {"test_mindcv_training_equals_the_paddle_grad_path_bit_for_bit"},
     "test_ms_mindcv_train_script.py": ALL,
     "test_ms_resnet50.py": ALL,
+    "test_ms_step_memory.py": ALL,
     "test_ms_zoo.py": ALL,
     "test_ms_zoo_saved_on_disk.py": ALL,
 }

@@ -158,6 +158,7 @@ def test_recorded_files_are_all_used_and_the_readme_quotes_them():
     used |= {"mindcv_api_presence.json"}  # the names MindSpore has: test_ms_api_audit
     used |= {"softmax_grad_after_size_one.json"}  # MindSpore's softmax gradient: test_ms_softmax_grad
     used |= {"batchnorm.json"}  # MindSpore's BatchNorm arithmetic: test_ms_batchnorm_arithmetic
+    used |= {"step_memory.json"}  # a training step's peak memory: test_ms_step_memory
     assert sorted(p.name for p in RECORDED.iterdir()) == sorted(used)
     readme = (RECORDED / "README.md").read_text()
     for spec in PROGRAMS.values():

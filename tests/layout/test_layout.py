@@ -27,9 +27,9 @@ TOP_LEVEL = len(LAYERS)
 # paddle_mindspore, bottom to top: its private machinery, then MindSpore's packages in the order
 # they build on each other (``train`` wraps ``nn`` cells); its __init__/__main__ may import any.
 MS_LAYERS = [
-    "_validate", "_dtype", "_initializer", "_paddle_members", "_backward", "_grad_hooks", "_replay", "_recipes",
-    "_region", "_forward_reuse", "_cell_names", "_primitive", "_tensor", "_surface", "_grad", "_cell",
-    "_api", "_layer_optin", "_jit", "context", "communication", "dataset", "_seed", "common", "ops",
+    "_validate", "_dtype", "_initializer", "_paddle_members", "_backward", "_grad_hooks", "_replay",
+    "_recipes", "_region", "_forward_reuse", "_cell_names", "_primitive", "_tensor", "_surface", "_grad",
+    "_cell", "_api", "_layer_optin", "_jit", "context", "communication", "dataset", "_seed", "common", "ops",
     "numpy", "nn", "boost", "train", "amp", "_alias", "_runner",
 ]
 
