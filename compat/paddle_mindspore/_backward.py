@@ -26,6 +26,16 @@ reach gets None, as under ``paddle.grad``. When a condition fails, the transform
 ``paddle.grad``, and that step keeps its activations to the end. ``create_graph`` is never
 asked for: the transforms return detached gradients.
 
+NOTE [ Reading the graph ]: in Paddle 3.3, reading a non-leaf's ``grad_fn`` keeps its whole graph
+alive for good unless a backward runs on that graph itself (``paddle.grad``, which runs on a
+copy, does not free it). So what can be told without reading the graph is told first: a
+parameter of the differentiated Cell, or a tensor argument, that records gradients and is not
+requested sends the transform to ``paddle.grad`` before ``grad_fn`` is read. The graph is
+read only when nothing else is known to stand in the way; when the reading still finds a
+reason (a leaf outside the Cell and its arguments, such as a closure's Parameter, or a part of
+the graph that leads only to a private copy), that step's graph is not freed (measured: its
+activations stay allocated).
+
 A hook registered with Paddle's own ``Tensor.register_hook`` on a requested leaf runs under
 this backward (Paddle skips a leaf's hook under ``paddle.grad``); MindSpore's hooks are
 registered by the layer, which never hands a leaf's hook to Paddle (``_grad_hooks.py``).
@@ -34,6 +44,7 @@ registered by the layer, which never hands a leaf's hook to Paddle (``_grad_hook
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import paddle
 
@@ -45,13 +56,17 @@ _ACCUMULATION = "GradNodeAccumulation"  # the grad node of a leaf that records g
 
 
 def lean_gradients(outs: Sequence[paddle.Tensor], seeds: Sequence[paddle.Tensor],
-                   requested: Sequence[paddle.Tensor],
-                   private: Sequence[paddle.Tensor] = ()) -> list | None:
+                   requested: Sequence[paddle.Tensor], private: Sequence[paddle.Tensor] = (),
+                   others: Sequence[Any] = ()) -> list | None:
     """The gradient of each of ``requested`` (distinct tensors that record gradients) from a
     backward of ``outs`` seeded with ``seeds``, None where none reaches it; or None (nothing
-    run) when ``paddle.grad`` must be used instead (NOTE [ A lean backward ])."""
+    run) when ``paddle.grad`` must be used instead (NOTE [ A lean backward ]). ``others``:
+    tensors the function may reach that the transform does not differentiate (its Cell's
+    parameters, its tensor arguments)."""
     if len({id(t) for t in outs}) != len(outs) or not all(r.is_leaf for r in requested):
         return None
+    if _untouchable(others, requested, private):
+        return None  # decided before the graph is read (NOTE [ Reading the graph ])
     nodes = {r.grad_fn.node_ptr(): r for r in requested}
     own = [p for p in private
            if isinstance(p, paddle.Tensor) and p.is_leaf and not p.stop_gradient and p.grad_fn is not None]
@@ -72,6 +87,14 @@ def lean_gradients(outs: Sequence[paddle.Tensor], seeds: Sequence[paddle.Tensor]
             if set_aside[ptr] is not None:
                 r.grad = set_aside[ptr]
     return [found[ptr] for ptr in nodes]
+
+
+def _untouchable(others: Sequence[Any], requested: Sequence[paddle.Tensor],
+                 private: Sequence[paddle.Tensor]) -> bool:
+    """Whether one of ``others`` is a leaf recording gradients that is neither requested nor private."""
+    mine = {id(t) for t in requested} | {id(t) for t in private}
+    return any(isinstance(t, paddle.Tensor) and t.is_leaf and not t.stop_gradient and id(t) not in mine
+               for t in others)
 
 
 def _reached_leaves(outs: Sequence[paddle.Tensor], requested: set[int]) -> set[int] | None:

@@ -75,9 +75,11 @@ def _differentiated(out: Any, has_aux: bool) -> Any:
     return out[0]
 
 
-def _gradients(targets: Any, requested: list, sens: Any, private: Sequence = ()) -> list:
+def _gradients(targets: Any, requested: list, sens: Any, private: Sequence = (),
+               others: Sequence = ()) -> list:
     """The gradient of each requested tensor, None where the targets do not depend on it.
-    ``private``: the transform's own copies of inputs, which the backward may give a ``.grad``."""
+    ``private``: the transform's own copies of inputs, which the backward may give a ``.grad``;
+    ``others``: tensors the function may reach and must leave alone (``_backward.py``)."""
     outs = extend.flatten(targets)[0]
     seeds = [paddle.ones_like(t) for t in outs] if sens is None else extend.flatten(sens)[0]
     if len(seeds) != len(outs):
@@ -89,7 +91,7 @@ def _gradients(targets: Any, requested: list, sens: Any, private: Sequence = ())
     if pairs and wanted:
         unique = {id(requested[i]): requested[i] for i in wanted}  # a tensor asked for twice
         roots, cotangents, asked = [t for t, _ in pairs], [s for _, s in pairs], list(unique.values())
-        grads = _backward.lean_gradients(roots, cotangents, asked, private)
+        grads = _backward.lean_gradients(roots, cotangents, asked, private, others)
         if grads is None:
             grads = paddle.grad(roots, asked, grad_outputs=cotangents, allow_unused=True)
         by_id = dict(zip(unique, grads, strict=True))
@@ -110,6 +112,7 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
     if run is not None and _reusable(run, positions):
         out, leaves = run.out, [run.passed[p] for p in positions]
         private = [t for t, given in zip(run.passed, run.given, strict=True) if t is not given]
+        received = [*run.passed, *run.kwargs.values()]
     else:
         passed = list(args)
         for i in sorted({p % len(args) for p in positions}):  # a position named twice: one leaf
@@ -118,13 +121,20 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
         with _recipes.scope(), own_forward():
             out = fn(*passed, **kwargs)
         private = leaves
+        received = [*passed, *kwargs.values()]
     requested = leaves + list(weights)
-    found = _gradients(_differentiated(out, has_aux), requested, sens, private)
+    others = _cell_parameters(fn) + received  # what the function can reach that we know of
+    found = _gradients(_differentiated(out, has_aux), requested, sens, private, others)
     sources = [args[p] for p in positions] + list(weights)
     # a gradient that does not exist is zeros, and runs no hook (recorded)
     grads = [paddle.zeros_like(r) if g is None else hooks.apply(s, g)
              for r, s, g in zip(requested, sources, found, strict=True)]
     return _detached(out), grads[:len(positions)], grads[len(positions):]
+
+
+def _cell_parameters(fn: Any) -> list:
+    """The parameters of ``fn`` when it is a Cell (or any Paddle Layer), else none."""
+    return list(paddle.nn.Layer.parameters(fn)) if isinstance(fn, paddle.nn.Layer) else []
 
 
 def _reusable(run: Run, positions: Sequence[int]) -> bool:

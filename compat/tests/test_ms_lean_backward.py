@@ -174,6 +174,27 @@ def test_grads_set_before_are_kept_and_others_are_not_touched(paddle_grad_calls)
     np.testing.assert_array_equal(grads[0].numpy(), before[0])
 
 
+@pytest.mark.parametrize("asked", ["some_weights", "input_only"])
+def test_a_step_on_paddle_grad_frees_its_graph(memory_stats, paddle_grad_calls, asked):
+    """A transform sent to ``paddle.grad`` because the Cell has parameters it is not asked for
+    decides so without reading the graph (NOTE [ Reading the graph ]): each step's graph is
+    freed, so repeated steps hold no more memory than the first; a step asked for all the
+    parameters takes the lean backward."""
+    net = _chain()
+    x, y = _data()
+    fn = (ms.value_and_grad(net, None, net.trainable_params()[:3]) if asked == "some_weights"
+          else ms.grad(net, 0))
+    held = []
+    for _ in range(3):
+        fn(x, y)
+        gc.collect()
+        held.append(held_bytes())
+    assert held[2] == held[1] == held[0], held
+    assert len(paddle_grad_calls) == 3
+    ms.value_and_grad(net, None, net.trainable_params())(x, y)
+    assert len(paddle_grad_calls) == 3
+
+
 @pytest.mark.parametrize("mode", [None, {"use_reentrant": True}, {"use_reentrant": False}],
                          ids=["plain", "reentrant", "non_reentrant"])
 def test_mindcv_training_equals_the_paddle_grad_path_bit_for_bit(zoo, mode, paddle_grad_calls):
