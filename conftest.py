@@ -62,9 +62,11 @@ REAL_MODELS: dict[str, object] = {
     "test_real_models_selective.py": ALL,
     "test_trainer_plan.py": ALL,
     # the MindSpore layer's tests: mindcv's zoo and scripts, MindSpore's ResNet-50
+    "test_ms_lean_backward.py": {"test_mindcv_training_equals_the_paddle_grad_path_bit_for_bit"},
     "test_ms_mindcv_train_script.py": ALL,
     "test_ms_mindformers_llama.py": ALL,
     "test_ms_resnet50.py": ALL,
+    "test_ms_step_memory.py": ALL,
     "test_ms_zoo.py": ALL,
     "test_ms_zoo_saved_on_disk.py": ALL,
 }
@@ -162,6 +164,7 @@ SLOW: dict[str, object] = {  # over 1 s a test on a loaded 2-core machine (the f
         "test_the_recorded_mindformers_presence_covers_every_name_the_audit_finds",
     },
     "test_ms_block_tutorial.py": {"test_full_size_memory_and_bitwise_equal_output"},
+    "test_ms_lean_backward.py": ALL,
     "test_ms_runner.py": {"test_every_unmodified_program_runs_under_the_runner_like_its_port"},
 }
 

@@ -1,8 +1,11 @@
 """MindSpore's functional differentiation: ``grad``, ``value_and_grad`` and ``GradOperation``.
 
-Gradients come from ``paddle.grad`` (parameters' ``.grad`` are left untouched, as MindSpore's
-functional transforms are pure).  The inputs being differentiated are the function's own
-leaves: each is passed as a detached copy that requires grad.  The output is seeded with
+Gradients come from a backward that frees activations as it goes, read from the ``.grad`` of
+the differentiated tensors, their earlier ``.grad`` put back (NOTE [ A lean backward ] in
+``_backward.py``), or from ``paddle.grad`` where that cannot give the same gradients: either
+way parameters' ``.grad`` are left as they were, as MindSpore's functional transforms are
+pure. The inputs being differentiated are the function's own leaves: each is passed as a
+detached copy that requires grad.  The output is seeded with
 ones (``sens``), so for several outputs the gradient is that of their sum.  Gradients that do
 not exist (an input the output does not depend on) are zeros, as in MindSpore.  The forward
 runs inside a recipe scope, so ``Primitive.recompute`` takes effect in it. A grad-flagged
@@ -19,8 +22,8 @@ import paddle
 
 from paddle_recompute import extend
 
+from . import _backward, _recipes
 from . import _grad_hooks as hooks
-from . import _recipes
 from ._forward_reuse import Run, own_forward, take
 from ._tensor import Parameter
 from ._validate import not_provided
@@ -72,8 +75,11 @@ def _differentiated(out: Any, has_aux: bool) -> Any:
     return out[0]
 
 
-def _gradients(targets: Any, requested: list, sens: Any) -> list:
-    """The gradient of each requested tensor, None where the targets do not depend on it."""
+def _gradients(targets: Any, requested: list, sens: Any, private: Sequence = (),
+               others: Sequence = ()) -> list:
+    """The gradient of each requested tensor, None where the targets do not depend on it.
+    ``private``: the transform's own copies of inputs, which the backward may give a ``.grad``;
+    ``others``: tensors the function may reach and must leave alone (``_backward.py``)."""
     outs = extend.flatten(targets)[0]
     seeds = [paddle.ones_like(t) for t in outs] if sens is None else extend.flatten(sens)[0]
     if len(seeds) != len(outs):
@@ -84,8 +90,10 @@ def _gradients(targets: Any, requested: list, sens: Any) -> list:
     found: list = [None] * len(requested)
     if pairs and wanted:
         unique = {id(requested[i]): requested[i] for i in wanted}  # a tensor asked for twice
-        grads = paddle.grad([t for t, _ in pairs], list(unique.values()),
-                            grad_outputs=[s for _, s in pairs], allow_unused=True)
+        roots, cotangents, asked = [t for t, _ in pairs], [s for _, s in pairs], list(unique.values())
+        grads = _backward.lean_gradients(roots, cotangents, asked, private, others)
+        if grads is None:
+            grads = paddle.grad(roots, asked, grad_outputs=cotangents, allow_unused=True)
         by_id = dict(zip(unique, grads, strict=True))
         for i in wanted:
             found[i] = by_id[id(requested[i])]
@@ -103,6 +111,8 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
     run = take(fn, args, kwargs)
     if run is not None and _reusable(run, positions):
         out, leaves = run.out, [run.passed[p] for p in positions]
+        private = [t for t, given in zip(run.passed, run.given, strict=True) if t is not given]
+        received = [*run.passed, *run.kwargs.values()]
     else:
         passed = list(args)
         for i in sorted({p % len(args) for p in positions}):  # a position named twice: one leaf
@@ -110,13 +120,21 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
         leaves = [passed[p] for p in positions]
         with _recipes.scope(), own_forward():
             out = fn(*passed, **kwargs)
+        private = leaves
+        received = [*passed, *kwargs.values()]
     requested = leaves + list(weights)
-    found = _gradients(_differentiated(out, has_aux), requested, sens)
+    others = _cell_parameters(fn) + received  # what the function can reach that we know of
+    found = _gradients(_differentiated(out, has_aux), requested, sens, private, others)
     sources = [args[p] for p in positions] + list(weights)
     # a gradient that does not exist is zeros, and runs no hook (recorded)
     grads = [paddle.zeros_like(r) if g is None else hooks.apply(s, g)
              for r, s, g in zip(requested, sources, found, strict=True)]
     return _detached(out), grads[:len(positions)], grads[len(positions):]
+
+
+def _cell_parameters(fn: Any) -> list:
+    """The parameters of ``fn`` when it is a Cell (or any Paddle Layer), else none."""
+    return list(paddle.nn.Layer.parameters(fn)) if isinstance(fn, paddle.nn.Layer) else []
 
 
 def _reusable(run: Run, positions: Sequence[int]) -> bool:

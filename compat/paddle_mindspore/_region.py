@@ -22,7 +22,8 @@ NOTE [ Nested reentrant regions ]: a reentrant region met while an enclosing ree
 is being recomputed runs as a plain call.  That rerun's graph only lives for the enclosing
 region's backward, so this changes no result, only the peak inside that backward; and it
 avoids a paddle-recompute limitation: a reentrant region nested in a reentrant region, under
-``paddle.grad`` (which the grad transforms use), gives the inner parameters no gradient.
+``paddle.grad`` (which the grad transforms use where a lean backward cannot serve), gives the
+inner parameters no gradient.
 """
 
 from __future__ import annotations
