@@ -104,9 +104,11 @@ def test_a_released_mask_the_region_took_does_not_break_its_rerun(mode, where, p
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-def test_a_released_input_that_needs_a_gradient(mode):
-    """A region input that needs a gradient (not a leaf) freed by the caller after the
-    forward: the rerun reads the region's alias of it."""
+@pytest.mark.parametrize("leaf", [False, True], ids=["activation", "received"])
+def test_a_released_input_that_needs_a_gradient(mode, leaf):
+    """A region input that needs a gradient freed by the caller after the forward: an
+    activation, or a leaf (what a stage after the first receives); the rerun reads the
+    region's alias of it."""
     options = MODES[mode]
     lin = nn.Linear(8, 8)
     calls = []
@@ -118,13 +120,15 @@ def test_a_released_input_that_needs_a_gradient(mode):
     def grads(recomputed: bool):
         lin.clear_gradients()
         x = paddle.to_tensor(np.linspace(-1, 1, 32, dtype="float32").reshape(4, 8), stop_gradient=False)
-        h = x * 2.0
+        h = x if leaf else x * 2.0
         y = recompute(region, h, **options) if recomputed else region(h)
         loss = (y * y).sum()
         y2 = (y * 3.0).detach()
         _release_output((y2, h))  # h: the caller's object, passed on as it is
         assert not h._is_initialized()
         loss.backward()
+        if leaf:  # the gradient still reaches the received tensor itself
+            return [loss.numpy(), h.grad.numpy()] + [p.grad.numpy() for p in lin.parameters()]
         return [loss.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in lin.parameters()]
 
     ref = grads(False)
