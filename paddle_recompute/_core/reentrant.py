@@ -19,7 +19,8 @@ NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and w
   opaque callable (a lambda, a closure) reaches, get their gradients accumulated directly
   by the inner backward, as in Paddle; for opaque callables a one-element anchor input
   makes sure the backward runs even when no input needs a gradient.
-- Inputs live on the frame, not in ``save_for_backward``.  Paddle's ``PyLayer`` crashes the
+- Inputs live on the frame, not in ``save_for_backward``, with aliases of them that the
+  rerun reads (NOTE [ Inputs as aliases ] in ``identity.py``).  Paddle's ``PyLayer`` crashes the
   process on a second backward through the same node (``retain_graph=True``); a gradient
   hook on the outputs turns that into a clear error before the node runs.  So no second
   backward comes, and the frame lets go of its inputs when its backward ends: the graph,
