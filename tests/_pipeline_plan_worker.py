@@ -38,8 +38,8 @@ class Act(nn.GELU):
 
 class Block(nn.Layer):
     """``(h, mask) -> (h + mlp(h) * mask, mask)``, dropout inside (its mask is replayed).
-    The mask is passed on as an alias: the pipeline frees a stage's outputs once sent, and
-    returned as it is it would be freed under a recomputed block that took it."""
+    The mask is passed on as it is: the pipeline frees a stage's outputs once sent, that
+    mask among them, and a recomputed block that took it reruns from its own alias."""
 
     def __init__(self):
         super().__init__()
@@ -50,7 +50,7 @@ class Block(nn.Layer):
 
     def forward(self, args):
         h, mask = args
-        return h + self.down(self.drop(self.act(self.up(h)))) * mask, mask.detach()
+        return h + self.down(self.drop(self.act(self.up(h)))) * mask, mask
 
 
 class MSE(nn.Layer):
@@ -202,6 +202,25 @@ def planned(hcg, state: dict) -> dict:
     return result
 
 
+def every_block(use_reentrant: bool) -> dict:
+    """Every block recomputed whole: each region takes the mask the stage passes on as it
+    is, which the pipeline frees once sent (whether the plan recomputes a whole block
+    depends on measured times; this run always does)."""
+    from paddle_recompute import recompute
+    from paddle_recompute.planner import route_forwards
+
+    def recomputed(forward):
+        return lambda *args: recompute(forward, *args, use_reentrant=use_reentrant)
+
+    layer = build()
+    blocks = [sub for sub in layer.sublayers() if isinstance(sub, Block)]
+    routed = route_forwards([(block, recomputed) for block in blocks])
+    try:
+        return train(layer)
+    finally:
+        routed.remove()
+
+
 def worker(out_dir: str) -> None:
     import _spawn
 
@@ -210,4 +229,6 @@ def worker(out_dir: str) -> None:
     _spawn.run_scenarios(out_dir, [
         ("plain", lambda: plain(state)),
         ("planned", lambda: planned(hcg, state)),
+        ("every_block_reentrant", lambda: every_block(True)),
+        ("every_block_non_reentrant", lambda: every_block(False)),
     ])

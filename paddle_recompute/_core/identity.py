@@ -30,11 +30,28 @@ Any other saved tensor comes back as a detached view (or a recomputed, kept or h
 value) with the saved tensor's ``stop_gradient`` (``detached``): a ``PyLayer``'s backward
 reads it (``None if x.stop_gradient else dx``), and ``Tensor.detach()`` alone would turn
 every gradient it returns for an activation into None.
+
+NOTE [ Inputs as aliases ]: a region keeps its inputs for the rerun (NOTE [ Inputs only for
+a rerun ] in ``nonreentrant.py``), and a caller may free the data of a tensor object it
+holds once it is done with it: Paddle's ``PipelineParallel`` clears each output a stage has
+sent (``_release_output``: ``Tensor._clear_dataptr()``, on every stage but the last).  A
+stage passes its attention mask on as it is, the same object that each recomputed block
+took, so a region that kept that object found it empty in its rerun ("Tensor ... has not
+been initialized"; Paddle's own non-reentrant recompute crashes the process there).
+Clearing empties that one object; another tensor over the same memory keeps it.  So a
+region keeps each input but parameters and buffers as a :func:`detached` alias of its own,
+taken when the forward ends: it costs no memory (the same allocation), and it shares the
+input's in-place version counter (NOTE [ Rerun inputs ] in ``versions.py`` reads it).  A
+parameter stays itself: its layer holds it, and nothing frees a parameter.  The rerun
+detached every input anyway; the reentrant region keeps the inputs themselves beside the
+aliases, for their identity (a leaf that needs a gradient, below) and their grad nodes
+(``paddle.grad`` pruning), and reruns from the aliases.
 """
 
 from __future__ import annotations
 
-__all__ = ["keeps_identity", "detached", "kept", "Itself", "ALIAS_OF", "unaliased", "aliasing"]
+__all__ = ["keeps_identity", "detached", "kept", "rerun_aliases", "Itself", "ALIAS_OF", "unaliased",
+           "aliasing"]
 
 ALIAS_OF = "_paddle_recompute_alias_of"  # on a reentrant rerun's alias: its parameter
 _ALIASING = [0]  # reentrant reruns running with aliases, all threads
@@ -60,6 +77,15 @@ def kept(tensor):
     tensor itself when its identity matters (NOTE [ Saved leaves ]), else a :func:`detached`
     view.  Callers tell the two apart by ``kept(t) is t``."""
     return tensor if keeps_identity(tensor) else detached(tensor)
+
+
+def rerun_aliases(tensors: list, skip=()) -> list:
+    """What a region keeps of its input ``tensors`` for the rerun: a :func:`detached` alias of
+    each but parameters and buffers (and the indices in ``skip``, kept as they are); see
+    NOTE [ Inputs as aliases ]."""
+    if not skip:  # loops, not a comprehension with enumerate: this runs for every region
+        return [t if t.persistable else detached(t) for t in tensors]
+    return [t if i in skip or t.persistable else detached(t) for i, t in enumerate(tensors)]
 
 
 class Itself:

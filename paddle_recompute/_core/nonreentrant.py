@@ -27,7 +27,8 @@ overrides only these:
   for a rerun ]), a subclass its own as well.
 * ``Recomputation.pack(tensor)``: what a rerun does with the k-th saved tensor.
 
-Fields subclasses use: ``leaves`` (the flattened inputs), ``refs`` (weak references to the
+Fields subclasses use: ``leaves`` (the flattened inputs; after the forward, aliases of
+them: NOTE [ Inputs as aliases ] in ``identity.py``), ``refs`` (weak references to the
 handles, by index), ``leaf_flags`` (the saved leaves kept as themselves, with their
 ``stop_gradient`` at forward: NOTE [ Saved leaves ] in ``identity.py``), ``storage``
 (rerun values by index), ``state`` (``ForwardState``), ``check``, ``kept``
@@ -75,7 +76,7 @@ from .amp import grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .debug import format_traces, op_label
 from .errors import RecomputeError, retains_graph
-from .identity import Itself, detached, keeps_identity
+from .identity import Itself, detached, keeps_identity, rerun_aliases
 from .offload import to_host, to_place
 from .state import ForwardState
 from .stop import Stoppable
@@ -175,6 +176,12 @@ class Frame:
             return False
         self.let_go()
         return True
+
+    def keep_inputs(self) -> None:
+        """After the forward, when a rerun can come: keep aliases of the inputs, not the
+        caller's objects, which the caller may free (NOTE [ Inputs as aliases ] in
+        ``identity.py``)."""
+        self.leaves = rerun_aliases(self.leaves, self.host)
 
     def let_go(self) -> None:
         """No rerun can come: let go of what only a rerun uses, the inputs and the
@@ -393,5 +400,6 @@ def run_non_reentrant(
             out = _forward(frame, function, args, kwargs)
     state.forward_done()
     frame.finish(early_stop)
-    frame.let_go_if_no_rerun()
+    if not frame.let_go_if_no_rerun():
+        frame.keep_inputs()
     return out

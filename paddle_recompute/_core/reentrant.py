@@ -19,7 +19,8 @@ NOTE [ Reentrant inputs ]: differences from Paddle's ``RecomputeFunction`` and w
   opaque callable (a lambda, a closure) reaches, get their gradients accumulated directly
   by the inner backward, as in Paddle; for opaque callables a one-element anchor input
   makes sure the backward runs even when no input needs a gradient.
-- Inputs live on the frame, not in ``save_for_backward``.  Paddle's ``PyLayer`` crashes the
+- Inputs live on the frame, not in ``save_for_backward``, with aliases of them that the
+  rerun reads (NOTE [ Inputs as aliases ] in ``identity.py``).  Paddle's ``PyLayer`` crashes the
   process on a second backward through the same node (``retain_graph=True``); a gradient
   hook on the outputs turns that into a clear error before the node runs.  So no second
   backward comes, and the frame lets go of its inputs when its backward ends: the graph,
@@ -53,7 +54,7 @@ from . import errors, tree
 from .amp import amp_disabled, grad_enabled
 from .check import check_count, check_same, tensor_meta
 from .errors import RecomputeError
-from .identity import ALIAS_OF, aliasing
+from .identity import ALIAS_OF, aliasing, rerun_aliases
 from .layers import ParamAliases, layer_call_params
 from .offload import HostCopy, Stash, path_marker, to_host
 from .state import ForwardState
@@ -85,19 +86,23 @@ class _Call:
     saved-tensor frame: see ``nonreentrant.Frame`` for those)."""
 
     __slots__ = (
-        "function", "spec", "n_inputs", "inputs", "stashed", "state", "out_spec", "out_meta",
+        "function", "spec", "n_inputs", "inputs", "values", "stashed", "state", "out_spec", "out_meta",
         "check", "params", "anchored", "backward_runs", "leaf_keys", "api", "versions", "__weakref__",
     )
 
     def detached_inputs(self) -> list:
+        """The rerun's inputs, from the aliases (NOTE [ Inputs as aliases ]); a leaf that
+        needs a gradient maps back to the input itself (NOTE [ Saved leaves ])."""
         out = []
-        for i, t in enumerate(self.inputs):
+        for i, t in enumerate(self.values):
             if i in self.stashed:
-                t = t.restore()
+                t = original = t.restore()
+            else:
+                original = self.inputs[i]
             d = t.detach()
             d.stop_gradient = t.stop_gradient
-            if not d.stop_gradient and t.is_leaf:  # a PyLayer saving it saves ``t``: NOTE [ Saved leaves ]
-                setattr(d, ALIAS_OF, t.__dict__.get(ALIAS_OF, t))
+            if not d.stop_gradient and original.is_leaf:  # a PyLayer saving it saves the input
+                setattr(d, ALIAS_OF, original.__dict__.get(ALIAS_OF, original))
             out.append(d)
         return out
 
@@ -166,7 +171,7 @@ class _RecomputeLayer(PyLayer):
                         raise
                     raise RecomputeError(_READY_BEFORE.format(api=frame.api)) from exc
         grads = _input_grads(frame, inputs, aliases)
-        frame.inputs = None  # no second backward: let go of them now (NOTE [ Reentrant inputs ])
+        frame.inputs = frame.values = None  # no second backward: let go of them now (NOTE [ Reentrant inputs ])
         return grads
 
 
@@ -312,10 +317,10 @@ def _partial_grad_inputs():
 
 def _check_versions(frame: _Call) -> None:
     """Refuse a rerun from inputs written in place since the forward (kept copies aside)."""
-    moved = first_moved(frame.inputs, frame.versions, frame.stashed)
+    moved = first_moved(frame.values, frame.versions, frame.stashed)  # aliases share the counter
     if moved >= 0:
         raise rerun_input_error(frame.api, frame.function, frame.spec, moved,
-                                frame.inputs[moved]._inplace_version(), frame.versions[moved])
+                                frame.values[moved]._inplace_version(), frame.versions[moved])
 
 
 def _check_outputs(frame: _Call, out_tensors) -> None:
@@ -348,6 +353,7 @@ def run_reentrant(function, args, kwargs, *, state_roots, preserve_rng_state, of
     frame.versions = versions(tensors)  # NOTE [ Rerun inputs ] in versions.py
     frame.leaf_keys = [id(t) if t.is_leaf else None for t in tensors]
     frame.stashed = _stash_inputs(frame.inputs, offload, stash)
+    frame.values = rerun_aliases(frame.inputs, frame.stashed)  # NOTE [ Inputs as aliases ]
     frame.state = ForwardState(preserve_rng_state, state_roots, watch=True)
     frame.params = layer_call_params(function, frame.state.layers)
     frame.anchored = frame.params is None and _none_needs_grad(tensors)

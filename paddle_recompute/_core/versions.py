@@ -9,7 +9,9 @@ region's inputs (``h = x * 1.0; y = recompute(block, h); h.scale_(2.0)`` would r
 is built, and a rerun checks them before it starts, and raises where plain Paddle's backward
 would.  An input the region's own forward writes in place moves too: its rerun would start
 from the written value, so that is refused alike.  Recording costs one
-``_inplace_version()`` call per input tensor (~0.06 µs).
+``_inplace_version()`` call per input tensor (~0.06 µs).  The check reads the region's own
+aliases of its inputs (NOTE [ Inputs as aliases ] in ``identity.py``), which share each
+input's counter.
 """
 
 from __future__ import annotations

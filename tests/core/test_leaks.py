@@ -62,6 +62,11 @@ def test_host_memory_stat_is_enabled():
     del t
 
 
+def _rerun_input(frame):
+    """The first input a region keeps for its rerun."""
+    return frame.values[0] if isinstance(frame, _reentrant._Call) else frame.leaves[0]
+
+
 def test_frame_and_everything_it_holds_is_freed_by_backward(use_reentrant, frames):
     model = mlp()
     x = paddle.randn([4, 8])
@@ -69,10 +74,12 @@ def test_frame_and_everything_it_holds_is_freed_by_backward(use_reentrant, frame
     h = paddle.exp(x)  # a non-leaf input: only the frame and the graph keep it
     h_ref = weakref.ref(h)
     out = recompute(model, h, use_reentrant=use_reentrant)
+    # what the frame keeps for the rerun: an alias of ``h`` (NOTE [ Inputs as aliases ])
+    kept_ref = weakref.ref(_rerun_input(frames[0]()))
     del h
     loss = (out**2).sum()
     del out
-    assert alive(frames) == 1 and h_ref() is not None
+    assert alive(frames) == 1 and kept_ref() is not None
     gc.disable()  # freed by reference counting alone: no cycles through the frame
     try:
         loss.backward()
@@ -81,7 +88,7 @@ def test_frame_and_everything_it_holds_is_freed_by_backward(use_reentrant, frame
     finally:
         gc.enable()
     gc.collect()
-    assert h_ref() is None
+    assert h_ref() is None and kept_ref() is None
     assert not _hooks.active_frames()
 
 
@@ -217,11 +224,16 @@ def _tanh_of_scaled(t):
 
 
 @pytest.mark.parametrize("case", ["save_all", "recompute_all"])
-def test_a_region_with_nothing_to_rerun_lets_go_of_its_inputs(case):
+def test_a_region_with_nothing_to_rerun_lets_go_of_its_inputs(case, monkeypatch):
     """NOTE [ Inputs only for a rerun ]: when no handle is alive after the forward, no rerun
     can come, so the region holds its input no longer than the plain forward does (held to
-    backward before); a region that may rerun still holds it, and gradients are plain's."""
+    backward before); a region that may rerun still holds it (as an alias: NOTE [ Inputs as
+    aliases ]), and gradients are plain's."""
     policy = getattr(policies, case)
+    kept = []  # weak references to the aliases a region keeps for its rerun
+    aliases = _nonreentrant.rerun_aliases
+    monkeypatch.setattr(_nonreentrant, "rerun_aliases",
+                        lambda *a: [kept.append(weakref.ref(t)) or t for t in aliases(*a)])
 
     def step(region: bool):
         a = paddle.ones([256, 256])
@@ -232,6 +244,8 @@ def test_a_region_with_nothing_to_rerun_lets_go_of_its_inputs(case):
         ref = weakref.ref(x)
         y = (recompute(_tanh_of_scaled, x, use_reentrant=False, policy=policy) if region
              else _tanh_of_scaled(x))
+        if kept:
+            ref = kept[0]
         del x
         gc.collect()
         kept_bytes, input_alive = held() - before, ref() is not None

@@ -60,7 +60,6 @@ from typing import Any
 
 import paddle
 
-from ..._core import tree
 from ..._core.errors import RecomputeError
 from ..._core.layers import find_roots
 from ..._core.state import ForwardState
@@ -164,8 +163,7 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
     Raises:
         TypeError / ValueError: bad stage counts, a stage index out of range, a budget that
             is not bytes or that does not cover the fixed memory, the working memory and
-            the buffers (the argument is named); a stage but the last that returns one of
-            its inputs itself (NOTE [ Inputs passed on ]).
+            the buffers (the argument is named).
         InfeasibleBudget: the per-micro-batch budget is below the least the stage can hold.
         RecomputeError: ``working_bytes`` not given and the allocator keeps no statistics,
             or no plan's measured step fit after a few rounds (the numbers are named).
@@ -182,8 +180,7 @@ def plan_stage(model_or_fn: Callable[..., Any], *sample_inputs: Any, stage: int,
     roots = find_roots(model_or_fn, sample_inputs, kwargs)
     if fixed_bytes is None:
         fixed_bytes = _parameters_and_gradients(roots)
-    inputs, buffers = _buffer_bytes(model_or_fn, sample_inputs, kwargs, roots,
-                                    released=stage < stages - 1)
+    inputs, buffers = _buffer_bytes(model_or_fn, sample_inputs, kwargs, roots)
     split = functools.partial(stage_budget, budget, fixed_bytes, buffers, stage=stage,
                               stages=stages, micro_batches=micro_batches, schedule=schedule)
     split(working_bytes=working_bytes or 0)  # the plain split fails before any profiling
@@ -264,36 +261,14 @@ def _parameters_and_gradients(roots: tuple) -> int:
     return sum(p.size * p.element_size() * (1 if p.stop_gradient else 2) for p in params)
 
 
-def _buffer_bytes(model_or_fn, sample_inputs: tuple, kwargs: dict, roots: tuple,
-                  released: bool) -> tuple:
+def _buffer_bytes(model_or_fn, sample_inputs: tuple, kwargs: dict, roots: tuple) -> tuple:
     """Bytes of one micro-batch's inputs, and of its inputs and output (each tensor once):
     the pipeline keeps them until its backward.  One forward without gradients, state put
-    back.  ``released``: the pipeline frees the stage's outputs once sent, so none may be
-    one of its inputs (NOTE [ Inputs passed on ])."""
+    back.  A stage may pass an input on as it is (a mask): the pipeline then frees that
+    object once sent, and each region reruns from its own alias of it (NOTE [ Inputs as
+    aliases ] in ``_core/identity.py``)."""
     with ForwardState(True, roots).replayed(_API), paddle.no_grad():
         output = model_or_fn(*sample_inputs, **kwargs)
-    if released:
-        _check_passed_on(sample_inputs, kwargs, output)
     alive = {p.data_ptr() for layer in roots for p in layer.parameters()}.__contains__
     return (nbytes_of((sample_inputs, kwargs), alive),
             nbytes_of((sample_inputs, kwargs, output), alive))
-
-
-def _check_passed_on(sample_inputs: tuple, kwargs: dict, output) -> None:
-    """NOTE [ Inputs passed on ]: Paddle's ``PipelineParallel`` frees the data of a stage's
-    outputs once it has sent them (``_release_output``; not on the last stage, whose output
-    is the loss).  An output that is one of the stage's inputs itself, not a new tensor (a
-    mask each block passes on as it is), is then freed under every recomputed region that
-    took it, and the region's rerun fails in backward ("Tensor ... has not been
-    initialized"): seen on the two-rank test when the plan recomputed a whole block.  A
-    returned alias (``mask.detach()``) or copy is a tensor of its own, which the pipeline
-    frees while the input stays alive."""
-    inputs = {id(t) for t in tree.flatten((sample_inputs, kwargs))[0]}
-    for i, t in enumerate(tree.flatten(output)[0]):
-        if id(t) in inputs:
-            raise ValueError(
-                f"{_API}: the stage returns one of its inputs as it is (output {i}, shape "
-                f"{list(t.shape)}); the pipeline frees a stage's outputs once sent (but on the "
-                f"last stage), and a recomputed region that took that input could not rerun "
-                f"in backward; return an alias of it (`x.detach()` for a tensor that takes "
-                f"no gradient) or a copy (`x.clone()`)")
