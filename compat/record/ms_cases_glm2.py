@@ -9,8 +9,8 @@ Same form as ms_cases.py (its inputs are in scope); recorded by
 
 from __future__ import annotations
 
-from ms_cases_mindformers import _GRAD
 from ms_cases import inputs  # noqa: F401  (the recorder's namespace)
+from ms_cases_mindformers import _GRAD
 
 _MASK = "M = Tensor(np.array([[0, 1, 1], [0, 0, 1]], np.uint8))\n"
 

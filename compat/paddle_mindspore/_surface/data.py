@@ -18,9 +18,9 @@ from .._initializer import initializer
 from .._paddle_members import paddle_member
 from .._tensor import Parameter
 
-__all__ = ["size", "softmax", "where", "asnumpy", "copy", "set_data", "init_data", "astype", "to", "type_method", "tensor_str",
-           "tensor_format", "tensor_repr", "param_repr", "dtype_name", "param_clone", "param_name",
-           "set_param_name", "cache_enable", "flush_from_cache"]
+__all__ = ["size", "softmax", "where", "asnumpy", "copy", "set_data", "init_data", "astype", "to",
+           "type_method", "tensor_str", "tensor_format", "tensor_repr", "param_repr", "dtype_name",
+           "param_clone", "param_name", "set_param_name", "cache_enable", "flush_from_cache"]
 
 _DTYPE_NAMES = {
     paddle.bool: "Bool", paddle.int8: "Int8", paddle.int16: "Int16", paddle.int32: "Int32",

@@ -76,7 +76,8 @@ __all__ = [
     "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike", "KLDivLoss", "AllReduce",
     "Addcmul", "Gather", "GatherD", "LessEqual", "Log", "Maximum", "MoveTo", "NotEqual", "Pow", "ReduceMax",
     "Rsqrt", "StridedSlice",  # SiLU is in ops.auto_generate only, as in MindSpore
-    "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache", "Stack", "Tril",
+    "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache",
+    "Stack", "Tril",
     *functional.__all__,
 ]
 

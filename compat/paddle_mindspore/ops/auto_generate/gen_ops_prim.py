@@ -47,7 +47,8 @@ __all__ = [
     "AddExt", "ArgMaxWithValue", "Chunk", "Cos", "CumsumExt", "Dense", "Erf", "FmodScalar",
     "FusedAddTopKDiv", "GeLU", "GroupedMatmul", "IndexSelect", "MaskedSelect", "MeanExt", "Minimum",
     "MoeDistributeCombine", "MoeDistributeDispatch", "MoeFinalizeRouting", "MoeInitRoutingV2",
-    "MoeTokenUnpermute", "Muls", "OneHotExt", "Outer", "Scatter", "Sin", "SortExt", "Split", "StackExt", "SubExt", "SumExt", "Swiglu", "TopkExt", "ZerosLikeExt",
+    "MoeTokenUnpermute", "Muls", "OneHotExt", "Outer", "Scatter", "Sin", "SortExt", "Split",
+    "StackExt", "SubExt", "SumExt", "Swiglu", "TopkExt", "ZerosLikeExt",
 ]
 
 AddExt = unprovided_class("mindspore.ops.auto_generate.AddExt")

@@ -120,7 +120,8 @@ __all__ = [
     "ResizeBilinearV2",
     "ResizeNearestNeighbor",
     "LayerNorm",
-    "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache", "Stack", "Tril",
+    "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache",
+    "Stack", "Tril",
 ]
 
 from . import _inner_ops, comm_ops, nn_ops  # noqa: E402  (submodules, after the classes they may use)
