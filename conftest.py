@@ -35,6 +35,7 @@ SUBPROCESS: dict[str, object] = {
     "test_ms_mindcv_train_script.py": {"test_train_and_validate_scripts_give_mindspore_numbers",
                                        "test_recompute_on_the_blocks_is_bit_exact",
                                        "test_ema_with_validation_stops_where_mindspore_stops"},
+    "test_ms_mindformers_glm2.py": ALL,
     "test_ms_mindformers_llama.py": ALL,
     "test_ms_runner.py": {"test_python_m_runner_runs_the_unmodified_docstring_example",
                           "test_an_installed_mindspore_wins_when_the_runner_is_not_used",
@@ -64,6 +65,7 @@ REAL_MODELS: dict[str, object] = {
     # the MindSpore layer's tests: mindcv's zoo and scripts, MindSpore's ResNet-50
     "test_ms_lean_backward.py": {"test_mindcv_training_equals_the_paddle_grad_path_bit_for_bit"},
     "test_ms_mindcv_train_script.py": ALL,
+    "test_ms_mindformers_glm2.py": ALL,
     "test_ms_mindformers_llama.py": ALL,
     "test_ms_resnet50.py": ALL,
     "test_ms_step_memory.py": ALL,

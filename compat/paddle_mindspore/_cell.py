@@ -132,6 +132,12 @@ class Cell(RecomputeMixin, paddle.nn.Layer):
         self._ms_flags = dict(flags or {})
         self._ms_auto_prefix = auto_prefix
 
+    def __dir__(self) -> list[str]:
+        """MindSpore's: the instance's and class's attributes, without its child cells and
+        parameters (MindSpore keeps those apart, in ``_cells`` and ``_params``); mindformers'
+        pattern recompute walks ``dir(cell)`` for primitives and ``_cells`` for cells."""
+        return object.__dir__(self)
+
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
         if (params is not None and params.get(name) is not None and isinstance(value, paddle.Tensor)

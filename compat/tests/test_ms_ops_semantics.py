@@ -266,14 +266,18 @@ CASES = {
     "Pow": (ops.Pow, (), lambda: (_t(np.abs(X) + 1), 3.0)),
     "Maximum": (ops.Maximum, (), lambda: (_t(X), _t(Y))),
     "Addcmul": (ops.Addcmul, (), lambda: (_t(X), _t(Y), _t(X), _t(np.float32(0.5)))),
+    # mindformers' GLM2
+    "Stack": (ops.Stack, (-1,), lambda: (_t(X), _t(Y))),  # called as prim((x, y)), see _Probe
+    "Tril": (ops.Tril, (1,), lambda: (_t(X),)),
 }
 
 # outputs that do not depend differentiably on a tensor input: nothing for recompute to change
 # (AssignAdd updates a Parameter in place without recording gradients, as an optimizer step)
 CONSTANT_OUTPUT = {"Shape", "Zeros", "Ones", "ZerosLike", "OnesLike", "OneHot", "AssignAdd", "LessEqual",
-                   "NotEqual"}
-# constructed as in MindSpore, raising when called (a device copy; MindSpore runs it in graph mode only)
-NOT_CALLABLE = {"MoveTo"}
+                   "NotEqual", "Equal", "Less"}
+# constructed as in MindSpore, raising when called (a device copy; MindSpore runs it in graph mode
+# only; the inference kernels over a paged key/value cache GLM2's attention cell builds)
+NOT_CALLABLE = {"MoveTo", "ApplyRotaryPosEmb", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache"}
 
 
 def test_every_primitive_is_covered():
@@ -290,7 +294,7 @@ class _Probe(nn.Cell):
         self.prim = prim
 
     def construct(self, *inputs):
-        out = self.prim(inputs) if isinstance(self.prim, ops.Concat) else self.prim(*inputs)
+        out = self.prim(inputs) if isinstance(self.prim, (ops.Concat, ops.Stack)) else self.prim(*inputs)
         out = out[0] if isinstance(out, tuple) else out
         return (out * out).sum()
 

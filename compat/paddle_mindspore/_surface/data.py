@@ -6,6 +6,7 @@ and its dtype, as MindSpore does; a new shape replaces the storage.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,9 +18,9 @@ from .._initializer import initializer
 from .._paddle_members import paddle_member
 from .._tensor import Parameter
 
-__all__ = ["size", "softmax", "where", "asnumpy", "copy", "set_data", "init_data", "astype", "tensor_str",
-           "tensor_format", "tensor_repr", "param_repr", "dtype_name", "param_clone", "param_name",
-           "set_param_name", "cache_enable", "flush_from_cache"]
+__all__ = ["size", "softmax", "where", "asnumpy", "copy", "set_data", "init_data", "astype", "to",
+           "type_method", "tensor_str", "tensor_format", "tensor_repr", "param_repr", "dtype_name",
+           "param_clone", "param_name", "set_param_name", "cache_enable", "flush_from_cache"]
 
 _DTYPE_NAMES = {
     paddle.bool: "Bool", paddle.int8: "Int8", paddle.int16: "Int16", paddle.int32: "Int32",
@@ -31,6 +32,23 @@ _DTYPE_NAMES = {
 def dtype_name(dtype: Any) -> str:
     """MindSpore's name of a dtype (``Float32``)."""
     return _DTYPE_NAMES.get(dtype, str(dtype))
+
+
+def to(x: paddle.Tensor, dtype: Any) -> paddle.Tensor:
+    """``Tensor.to(dtype)``: ``x.astype(dtype)`` (MindSpore's takes a dtype only)."""
+    return astype(x, dtype)
+
+
+def type_method(x: paddle.Tensor) -> Callable[..., Any]:
+    """``Tensor.type`` (a method in MindSpore): ``x.type()`` is the dtype's name
+    (``'Float32'``); ``x.type(dtype)`` is ``x.astype(dtype)``."""
+
+    def type(dtype: Any = None) -> Any:  # noqa: A001  (MindSpore's name)
+        if dtype is None:
+            return dtype_name(x.dtype)
+        return astype(x, dtype)
+
+    return type
 
 
 def size(x: paddle.Tensor) -> int:

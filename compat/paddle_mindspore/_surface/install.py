@@ -58,9 +58,11 @@ DISPATCHED: dict[str, Callable] = {
     "__format__": data.tensor_format, "split": layout.split, "chunk": layout.chunk, "softmax": data.softmax,
     "where": data.where, "unbind": layout.unbind, "__setitem__": data.setitem,
     "repeat_interleave": layout.repeat_interleave, "register_hook": register_hook,
-    "repeat": layout.repeat,
+    "repeat": layout.repeat, "to": data.to,
 }
-DISPATCHED_PROPERTIES: dict[str, Callable] = {"shape": layout.shape, "size": data.size, "data": data.data}
+DISPATCHED_PROPERTIES: dict[str, Callable] = {
+    "shape": layout.shape, "size": data.size, "data": data.data, "type": data.type_method,
+}
 PARAMETER_DISPATCHED: dict[str, Callable] = {
     "__str__": data.param_repr, "__repr__": data.param_repr, "clone": data.param_clone,
 }

@@ -35,7 +35,7 @@ matrix_power median moveaxis msort multinomial nan_to_num nanmean nanmedian nanq
 new_empty new_full new_ones new_zeros nextafter nonzero norm normal_ ormqr pin_memory qr quantile
 rad2deg random_ ravel real remainder remainder_ renorm
 requires_grad_ reverse roll rot90 scatter scatter_ scatter_add scatter_add_ select_scatter set_ sgn
-signbit sinc slice_scatter slogdet sort stride strides swapdims take tensor_split to topk trace type
+signbit sinc slice_scatter slogdet sort stride strides swapdims take tensor_split topk trace
 type_as unfold uniform_ unique unique_consecutive value view_as vsplit
 """.split())
 

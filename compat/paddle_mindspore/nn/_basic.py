@@ -12,6 +12,7 @@ from .._dtype import float32, to_paddle_dtype
 from .._primitive import Primitive
 from .._validate import not_provided
 from ..ops._functional_nn import one_hot
+from ..ops._nn import Dropout as _DropoutPrimitive
 from ..ops._nn import relu
 from ._params import default_bias_init, default_weight_init, make_parameter
 
@@ -92,6 +93,10 @@ class Dropout(Cell):
         elif not 0 <= p < 1:
             raise ValueError(f"For 'Dropout', the 'p' must be a number in range [0, 1), but got {p}.")
         self.p = p
+        # MindSpore's cell holds its ``ops.Dropout`` primitive as ``dropout``; models reach it
+        # to record a sharding strategy (mindformers: ``cell.dropout.dropout.shard(...)``).
+        # construct below draws its mask with Paddle's dropout, not through this primitive.
+        self.dropout = _DropoutPrimitive(1.0 - p)
 
     def extend_repr(self) -> str:
         return f"p={self.p}"

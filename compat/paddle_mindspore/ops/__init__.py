@@ -11,6 +11,16 @@ from . import auto_generate, communication, composite, function, functional, ope
 from ._amp import AllReduce
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
 from ._communication import ReduceOp
+from ._glm_primitives import (
+    ApplyRotaryPosEmb,
+    Equal,
+    Less,
+    PagedAttention,
+    PagedAttentionMask,
+    ReshapeAndCache,
+    Stack,
+    Tril,
+)
 from ._graph import AssignAdd, HyperMap, Map, MultitypeFuncGraph, constexpr
 from ._llm_primitives import (
     Addcmul,
@@ -66,6 +76,8 @@ __all__ = [
     "Sort", "Square", "Tile", "Unstack", "Zeros", "ZerosLike", "KLDivLoss", "AllReduce",
     "Addcmul", "Gather", "GatherD", "LessEqual", "Log", "Maximum", "MoveTo", "NotEqual", "Pow", "ReduceMax",
     "Rsqrt", "StridedSlice",  # SiLU is in ops.auto_generate only, as in MindSpore
+    "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache",
+    "Stack", "Tril",
     *functional.__all__,
 ]
 

@@ -7,6 +7,7 @@ from typing import Any
 import paddle
 
 from .._primitive import Primitive
+from .._surface.promote import promoted
 from ._operands import axis_list, tensor_operands
 
 __all__ = [
@@ -20,6 +21,9 @@ class _Binary(Primitive):
 
     def compute(self, x: Any, y: Any) -> paddle.Tensor:
         x, y = tensor_operands(self.name, x, y)
+        if x.dtype != y.dtype:  # MindSpore's implicit promotion (float32 scores + uint8 mask)
+            target = promoted(x.dtype, y.dtype)
+            x, y = x.astype(target), y.astype(target)
         return type(self).function(x, y)
 
 
@@ -35,10 +39,18 @@ class Sub(_Binary):
     function = staticmethod(paddle.subtract)
 
 
+def _multiply(x: paddle.Tensor, y: paddle.Tensor) -> paddle.Tensor:
+    # Paddle has no uint8 multiply kernel; MindSpore's wraps modulo 256 (a uint8 mask times
+    # -10000 is 240 where the mask is 1), which int32 arithmetic cast back reproduces.
+    if x.dtype == y.dtype == paddle.uint8:
+        return paddle.multiply(x.astype("int32"), y.astype("int32")).astype("uint8")
+    return paddle.multiply(x, y)
+
+
 class Mul(_Binary):
     """``x * y`` with broadcasting."""
 
-    function = staticmethod(paddle.multiply)
+    function = staticmethod(_multiply)
 
 
 class RealDiv(_Binary):

@@ -12,11 +12,18 @@ __all__ = ["tensor_operands", "int_tuple", "axis_list", "unary", "reduction"]
 
 
 def tensor_operands(op: str, x: Any, y: Any) -> tuple[paddle.Tensor, paddle.Tensor]:
-    """Both operands as tensors; a Python number takes the other operand's dtype."""
+    """Both operands as tensors; a Python number takes the other operand's dtype (float32 for
+    a float with an integer or bool tensor)."""
     x_is, y_is = isinstance(x, paddle.Tensor), isinstance(y, paddle.Tensor)
     if not (x_is or y_is):
         raise TypeError(f"For '{op}', at least one of the inputs must be a Tensor, "
                         f"but got {type(x).__name__} and {type(y).__name__}.")
+    # an integer or bool tensor with a Python float computes in float32, as in MindSpore
+    # (``Less()(int32_tensor, 0.5)`` compares with 0.5, not with 0)
+    if not x_is and isinstance(x, float) and not y.is_floating_point():
+        y = y.astype("float32")
+    if not y_is and isinstance(y, float) and not x.is_floating_point():
+        x = x.astype("float32")
     if not x_is:
         x = paddle.full([], x, dtype=y.dtype)
     if not y_is:

@@ -8,6 +8,15 @@ when constructed (see ``_unprovided.py``).
 
 from ..._unprovided import unprovided_class
 from .._array import Cast, Concat, ExpandDims, Reshape, Transpose
+from .._glm_primitives import (
+    ApplyRotaryPosEmb,
+    Equal,
+    Less,
+    PagedAttention,
+    PagedAttentionMask,
+    ReshapeAndCache,
+    SplitWithSize,
+)
 from .._graph import AssignAdd
 from .._llm_primitives import (
     Addcmul,
@@ -32,13 +41,14 @@ __all__ = [
     "Gather", "GatherD", "LessEqual", "Log", "NotEqual", "ReduceMax", "Rsqrt", "SiLU", "StridedSlice",
     "Add", "BatchMatMul", "Div", "Exp", "MatMul", "Mul", "Neg", "RealDiv", "ReduceMean", "ReduceSum",
     "Sqrt", "Sub", "OneHot", "Ones", "OnesLike", "Shape", "Square", "Tile", "Zeros", "ReLU", "Sigmoid",
-    "Softmax",
+    "Softmax", "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask",
+    "ReshapeAndCache", "SplitWithSize",
     # not provided (below)
-    "AddExt", "ArgMaxWithValue", "Chunk", "Cos", "CumsumExt", "Dense", "Equal", "Erf", "FmodScalar",
+    "AddExt", "ArgMaxWithValue", "Chunk", "Cos", "CumsumExt", "Dense", "Erf", "FmodScalar",
     "FusedAddTopKDiv", "GeLU", "GroupedMatmul", "IndexSelect", "MaskedSelect", "MeanExt", "Minimum",
     "MoeDistributeCombine", "MoeDistributeDispatch", "MoeFinalizeRouting", "MoeInitRoutingV2",
     "MoeTokenUnpermute", "Muls", "OneHotExt", "Outer", "Scatter", "Sin", "SortExt", "Split",
-    "SplitWithSize", "StackExt", "SubExt", "SumExt", "Swiglu", "TopkExt", "ZerosLikeExt",
+    "StackExt", "SubExt", "SumExt", "Swiglu", "TopkExt", "ZerosLikeExt",
 ]
 
 AddExt = unprovided_class("mindspore.ops.auto_generate.AddExt")
@@ -47,7 +57,6 @@ Chunk = unprovided_class("mindspore.ops.auto_generate.Chunk")
 Cos = unprovided_class("mindspore.ops.auto_generate.Cos")
 CumsumExt = unprovided_class("mindspore.ops.auto_generate.CumsumExt")
 Dense = unprovided_class("mindspore.ops.auto_generate.Dense")
-Equal = unprovided_class("mindspore.ops.auto_generate.Equal")
 Erf = unprovided_class("mindspore.ops.auto_generate.Erf")
 FmodScalar = unprovided_class("mindspore.ops.auto_generate.FmodScalar")
 FusedAddTopKDiv = unprovided_class("mindspore.ops.auto_generate.FusedAddTopKDiv")
@@ -69,7 +78,6 @@ Scatter = unprovided_class("mindspore.ops.auto_generate.Scatter")
 Sin = unprovided_class("mindspore.ops.auto_generate.Sin")
 SortExt = unprovided_class("mindspore.ops.auto_generate.SortExt")
 Split = unprovided_class("mindspore.ops.auto_generate.Split")
-SplitWithSize = unprovided_class("mindspore.ops.auto_generate.SplitWithSize")
 StackExt = unprovided_class("mindspore.ops.auto_generate.StackExt")
 SubExt = unprovided_class("mindspore.ops.auto_generate.SubExt")
 SumExt = unprovided_class("mindspore.ops.auto_generate.SumExt")

@@ -4,6 +4,16 @@ from ..._primitive import Primitive
 from ..._unprovided import unprovided_class as _unprovided_class
 from ..._validate import missing as _missing
 from .._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
+from .._glm_primitives import (
+    ApplyRotaryPosEmb,
+    Equal,
+    Less,
+    PagedAttention,
+    PagedAttentionMask,
+    ReshapeAndCache,
+    Stack,
+    Tril,
+)
 from .._graph import AssignAdd
 from .._llm_primitives import (
     Addcmul,
@@ -110,6 +120,8 @@ __all__ = [
     "ResizeBilinearV2",
     "ResizeNearestNeighbor",
     "LayerNorm",
+    "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache",
+    "Stack", "Tril",
 ]
 
 from . import _inner_ops, comm_ops, nn_ops  # noqa: E402  (submodules, after the classes they may use)
