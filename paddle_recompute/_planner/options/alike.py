@@ -50,13 +50,17 @@ def alike_blocks(session: Session) -> dict[str, Alike]:
     once = [b for b in prof.blocks if prof.layers[b].calls == 1]
     if not once or not session.params:
         return {}
-    captured: dict[str, tuple] = {}
+    captured: dict[str, tuple] = {}  # block -> (key, its call when the first of its key)
+    seen: set = set()
 
     def capture(name):
         def wrap(forward):
             def run(*args, **kwargs):
                 if name not in captured:
-                    captured[name] = (call_key(session.table[name], args, kwargs), _detached((args, kwargs)))
+                    key = call_key(session.table[name], args, kwargs)
+                    first = key is None or key not in seen
+                    seen.add(key)
+                    captured[name] = (key, _detached((args, kwargs)) if first else None)
                 return forward(*args, **kwargs)
 
             return run
@@ -69,8 +73,7 @@ def alike_blocks(session: Session) -> dict[str, Alike]:
         set_grad_enabled(True)
         with route_forwards((session.table[b], capture(b)) for b in once), \
                 ForwardState(True, session.roots).replayed():
-            del_out = fn(*args, **kwargs)
-            del del_out
+            fn(*args, **kwargs)
     finally:
         set_grad_enabled(grad)
     groups: dict = {}
@@ -79,8 +82,11 @@ def alike_blocks(session: Session) -> dict[str, Alike]:
             continue
         key, _ = captured[b]
         groups.setdefault(b if key is None else key, []).append(b)
-    return {members[0]: Alike(tuple(members), _alone(session, members[0], captured[members[0]][1]))
-            for members in groups.values()}
+    out = {}
+    for members in groups.values():  # the one whose call was captured first
+        members.sort(key=lambda b: captured[b][1] is None)
+        out[members[0]] = Alike(tuple(members), _alone(session, members[0], captured[members[0]][1]))
+    return out
 
 
 def _detached(call: tuple) -> tuple:

@@ -108,9 +108,10 @@ class Plan:
             self._applied[-1].remove()
 
     def to_dict(self) -> dict:
-        """Plain data (JSON-serialisable): the numbers and the choices, not the layers."""
+        """Plain data (JSON-serialisable): the numbers and the choices, not the layers (nor
+        ``timings``, which :meth:`save` writes beside them)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name not in ("layers", "profile", "_applied", "choices")}
+               if f.name not in ("layers", "profile", "_applied", "choices", "timings")}
         out["choices"] = [c.to_dict() for c in self.choices]
         return out
 
@@ -125,7 +126,8 @@ class Plan:
             >>> Plan.load("plan.json").apply(freshly_built_model)  # doctest: +SKIP
         """
         with open(path, "w") as fh:
-            json.dump({"format": _FORMAT, **version_stamp(), **self.to_dict()}, fh, indent=1)
+            json.dump({"format": _FORMAT, **version_stamp(), **self.to_dict(),
+                       "timings": self.timings}, fh, indent=1)
 
     @classmethod
     def load(cls, path: str | os.PathLike, model: paddle.nn.Layer | None = None) -> Plan:
