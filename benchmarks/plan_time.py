@@ -141,6 +141,7 @@ def main() -> None:
         none_held, none_loss = frontier._held(subject, memory)
         p, timing = plan_once(subject, int(0.5 * none_held), outside)
         row = {"plan_time": timing, "load_average": os.getloadavg()}
+        print(name, "plan time", json.dumps(timing), flush=True)
         if ARGS.rounds:
             row["quality"] = quality(subject, p, ARGS.rounds, memory, none_held, none_loss)
         results[name] = row
