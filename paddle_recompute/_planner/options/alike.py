@@ -105,7 +105,10 @@ def _alone(session: Session, block: str, call: tuple) -> Session:
     layer = session.table[block]
     args, kwargs = call
     alone = Session((layer, args, kwargs), session.table, (layer,), session.prof)
-    alone.params = trainable_params({block: layer})
+    # its gradients reach the block's parameters and the inputs that take one (a frozen
+    # block still reruns in backward for its input's gradient)
+    alone.params = trainable_params({block: layer}) + [
+        t for t in tree.flatten((args, kwargs))[0] if not t.stop_gradient]
     return alone
 
 
