@@ -111,6 +111,7 @@ SLOW: dict[str, object] = {  # over 1 s a test on a loaded 2-core machine (the f
         "test_plan_formats",
         "test_tighter_budget_holds_less_and_fits",
     },
+    "test_plan_alike.py": ALL,
     "test_plan_ops_calls.py": {
         "test_a_runs_points_are_priced_by_the_planners_clock",
         "test_both_calls_get_operator_options_from_one_graph",

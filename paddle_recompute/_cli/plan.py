@@ -63,6 +63,7 @@ def _budget(text: str):
 def run(args: argparse.Namespace) -> int:
     """Plan, print, save and plot."""
     from .._planner.plan.make import plan
+    from .._planner.plan.timings import timings_line
     from .._planner.solvers.blocks import InfeasibleBudget
 
     use_device("plan", args.device)
@@ -77,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         message = str(exc)
         raise CLIError(message if message.startswith("plan") else f"plan: {message}") from None
     print(result)
+    if result.timings is not None:
+        print(timings_line(result.timings))
     if args.output:
         result.save(args.output)
         print(f"wrote {args.output}")

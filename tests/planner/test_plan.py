@@ -281,28 +281,35 @@ def test_predicted_bytes_are_measured_bytes_for_every_choice(mask):
 def test_calibrate_measures_each_option_once_per_round_and_is_reused(gpt):
     model, tokens, targets, _ = gpt
     prof = pr.planner.profile(model, tokens, repeats=1)
-    calls = [0]
+    calls, block_calls = [0], [0, 0]
     hook = model.register_forward_pre_hook(lambda *a: calls.__setitem__(0, calls[0] + 1))
+    block_hooks = [model.blocks[i].register_forward_pre_hook(
+        lambda *a, i=i: block_calls.__setitem__(i, block_calls[i] + 1)) for i in (0, 1)]
     rng, grads_before = paddle.get_rng_state(), snapshot_grads(model)
     try:
         plan = pr.planner.plan(model, tokens, budget=0.3, profile=prof, calibrate=2, final_rounds=0,
                                regions="blocks")
         n_options = len(prof.step_costs["blocks.0"])
-        # for the operator-level option three recorded forwards and three pairs timing
-        # observation; per measuring round a plain step, a reference step and one per
-        # policy option kind and per offered point (policies and points share the rounds);
-        # then, all four blocks being alike: a warm-up step, then per calibration round a
-        # base and, per option, the option and a base
+        # the four blocks are alike: one forward of the model captures the first block's
+        # inputs, and its operator recording (three recorded forwards, three pairs timing
+        # observation) and measuring rounds (a plain step, a reference step and one per
+        # policy option kind and per offered point) run on that block alone, not the model
+        # (NOTE [ Blocks measured alone ]); then a warm-up step, then per calibration round
+        # a base and, per option, the option and a base
         points = sum(k.startswith("ops:") for k in prof.policy_costs["blocks.0"])
         assert points > 1
-        expected = (3 + 2 * 3 + ROUNDS * (2 + len(POLICY_KINDS) + points)
-                    + 1 + 2 * (1 + 2 * n_options))
+        assert all(prof.policy_costs[b] == prof.policy_costs["blocks.0"] for b in prof.blocks)
+        expected = 1 + 1 + 2 * (1 + 2 * n_options)
         assert calls[0] == expected
+        alone = (3 + 2 * 3 + ROUNDS * (2 + len(POLICY_KINDS) + points))  # the first block's
+        assert block_calls[0] - block_calls[1] == alone
         again = pr.planner.plan(model, tokens, budget=0.5, profile=prof, calibrate=2, final_rounds=0,
                                 regions="blocks")
         assert calls[0] == expected  # reused, nothing measured again
     finally:
         hook.remove()
+        for h in block_hooks:
+            h.remove()
     assert "full" in prof.step_costs["blocks.0"] and "keep" not in prof.step_costs["blocks.0"]
     for p in (plan, again):
         for c in p.choices:

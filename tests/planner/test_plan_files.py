@@ -248,17 +248,29 @@ def test_a_profile_of_other_inputs_or_another_model_is_refused(made):
         pr.planner.plan(model, _input().astype("float64"), budget=0.5, profile=loaded)
 
 
-def test_a_saved_profile_leaves_out_the_operator_graphs(made):
+def test_a_saved_profile_keeps_the_operator_graphs_and_their_measured_points(made):
     model, x, prof, _plan, tmp = made
-    pr.planner.plan(model, x, budget=0.5, profile=prof, final_rounds=0, options=["keep", "ops"])
+    first = pr.planner.plan(model, x, budget=0.5, profile=prof, final_rounds=0,
+                            options=["keep", "ops"])
     assert prof.op_profiles and any(k.startswith("ops:") for c in prof.policy_costs.values()
                                     for k in c)
     prof.save(tmp / "with_ops.json")
     loaded = Profile.load(tmp / "with_ops.json")
-    assert loaded.op_profiles == {}
-    assert loaded.policy_costs == {b: {k: v for k, v in c.items() if not k.startswith("ops:")}
-                                   for b, c in prof.policy_costs.items()}
-    # a plan that needs them records them again
-    again = pr.planner.plan(model, x, budget=0.5, profile=loaded, final_rounds=0,
-                            options=["keep", "ops"])
-    assert loaded.op_profiles and again.predicted_bytes <= again.budget
+    assert loaded.op_profiles == prof.op_profiles
+    assert loaded.policy_costs == prof.policy_costs
+    # blocks alike share one graph in memory and in the file (written once)
+    saved = json.loads((tmp / "with_ops.json").read_text())
+    assert len(saved["op_graphs"]) == len({id(g) for g in prof.op_profiles.values()}) == 1
+    assert len({id(g) for g in loaded.op_profiles.values()}) == 1
+    # a plan on the loaded profile neither records nor measures: no forward runs at all
+    forwards = []
+    hooks = [layer.register_forward_pre_hook(lambda layer, args: forwards.append(1))
+             for layer in model.sublayers()]
+    try:
+        again = pr.planner.plan(model, x, budget=0.5, profile=loaded, final_rounds=0,
+                                options=["keep", "ops"])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    assert forwards == []
+    assert again.to_dict() == first.to_dict()

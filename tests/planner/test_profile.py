@@ -100,12 +100,26 @@ def test_times_and_rerun_counted():
     model = nn.Sequential(Counted(), Counted())
     prof = pr.planner.profile(model, _x((4, 8)), repeats=2)
     assert prof.blocks == ["0", "1"]
-    # each run: one forward and one timed re-run per block
-    assert [b.calls for b in model] == [4, 4]
+    # each run: one forward per block, and one timed re-run of the first block only: the
+    # second is alike (one class, same parameter and input shapes) and takes its time
+    # (NOTE [ Alike calls ])
+    assert [b.calls for b in model] == [4, 2]
     for row in prof.block_profiles():
         assert row.forward_s > 0 and row.recompute_s > 0 and row.calls == 1
+    assert prof.layers["0"].recompute_s == prof.layers["1"].recompute_s
     assert prof.layers["0.lin"].recompute_s is not None  # direct sublayers of blocks too
     assert prof.forward_s > 0
+
+
+def test_calls_unlike_are_rerun_each():
+    # other parameters (no bias) or another mode: re-run on their own; the alike one is not
+    wide = Counted()
+    wide.lin = nn.Linear(8, 8, bias_attr=False)
+    evaluated = Counted()
+    evaluated.eval()
+    model = nn.Sequential(Counted(), wide, evaluated, Counted())
+    pr.planner.profile(model, _x((4, 8)), repeats=2)
+    assert [b.calls for b in model] == [4, 4, 4, 2]
 
 
 def test_no_side_effects_on_rng_buffers_forward_or_hooks():
@@ -181,3 +195,16 @@ def test_block_not_called():
 def test_not_callable():
     with pytest.raises(TypeError, match="must be a Layer or a function"):
         pr.planner.profile(3)
+
+
+def test_call_key_tells_calls_apart():
+    from paddle_recompute._planner.profile.alike import call_key
+
+    a, b = nn.Linear(4, 4), nn.Linear(4, 4)
+    x = paddle.randn([2, 4])
+    assert call_key(a, (x,), {}) == call_key(b, (paddle.randn([2, 4]),), {})
+    assert call_key(a, (x,), {}) != call_key(a, (paddle.randn([3, 4]),), {})
+    assert call_key(a, (x,), {}) != call_key(nn.Linear(4, 5), (x,), {})
+    assert call_key(a, (x,), {"flag": 1}) != call_key(a, (x,), {"flag": 2})
+    assert call_key(a, (x.astype("float64"),), {}) != call_key(a, (x,), {})
+    assert call_key(a, (x, object()), {}) is None

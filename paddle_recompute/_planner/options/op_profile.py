@@ -75,12 +75,13 @@ from ..._selective.liveness import UNKNOWN, Lineage
 from ..._selective.oprecord import position
 from ..._selective.policies import recompute_all
 from ..harness import Session, clock, sync
+from ..profile.result import register_op_profile_codec
 from ..solvers.ops import Op, OpGraph, Slot
 from .kinds import recompute_forward
 from .policy_frame import add_buffer, buffer_of
 from .units import unit_swaps
 
-__all__ = ["OpProfile", "profile_ops", "signature"]
+__all__ = ["OpProfile", "profile_ops", "signature", "op_profile_to_dict", "op_profile_from_dict"]
 
 _clock = time.perf_counter
 
@@ -328,3 +329,31 @@ def _grouped(members: list, repeats: int, per_op: float) -> OpProfile:
     wall = sum(r.wall_s for r in recs)
     scale = sum(r.clock_s for r in recs) / wall if wall > 0 else 1.0
     return OpProfile(graph, blocks, per_op * len(ops) * calls_per_block, clock_scale=scale)
+
+
+_OP_FIELDS = ("name", "time", "nbytes", "skippable", "offload_time", "fixed", "inputs", "forced")
+
+
+def op_profile_to_dict(op_prof: OpProfile) -> dict:
+    """``op_prof`` as plain data (a saved profile's ``op_graphs``: ``Profile.save``)."""
+    g = op_prof.graph
+    return {"ops": [[getattr(o, f) for f in _OP_FIELDS] for o in g.ops],
+            "slots": [[s.producer, s.consumer, list(s.aliases)] for s in g.slots],
+            "ancestors": g.ancestors, "blocks": list(op_prof.blocks),
+            "overhead_s": op_prof.overhead_s, "targets": list(op_prof.targets),
+            "clock_scale": op_prof.clock_scale}
+
+
+def op_profile_from_dict(data: dict) -> OpProfile:
+    """The inverse of :func:`op_profile_to_dict` (``Profile.load``)."""
+    ops = tuple(Op(**{**dict(zip(_OP_FIELDS, row, strict=True)),
+                      "inputs": None if row[6] is None else tuple(row[6])})
+                for row in data["ops"])
+    slots = tuple(Slot(p, c, tuple(a)) for p, c, a in data["slots"])
+    return OpProfile(OpGraph(ops, slots, ancestors=bool(data["ancestors"])),
+                     tuple(data["blocks"]), float(data["overhead_s"]),
+                     targets=tuple(int(t) for t in data["targets"]),
+                     clock_scale=float(data["clock_scale"]))
+
+
+register_op_profile_codec(op_profile_to_dict, op_profile_from_dict)

@@ -71,19 +71,22 @@ def measure_ops(session: Session, kinds, calls: bool = False, budget: int | None
     measure_options(session, ops_wraps(session, kinds, calls, budget))
 
 
-def ops_wraps(session: Session, kinds, calls: bool = False, budget: int | None = None) -> dict:
+def ops_wraps(session: Session, kinds, calls: bool = False, budget: int | None = None,
+              alike: dict | None = None) -> dict:
     """Record the units' operators into ``prof.op_profiles`` (when ``"ops"`` is among
     ``kinds`` and they are not recorded yet) and return the offered points not measured yet
     as the options ``measure_options`` takes (label -> {unit: wrap}); ``{}`` when nothing is
     to measure.  The units are the blocks and, with ``calls`` (plans over the call tree), the
     calls and runs of calls NOTE [ Operator units ] picks; runs are priced by the model, not
     measured.  With ``budget`` (the plan's, in bytes), the blocks also get the point that
-    fits their share of it (NOTE [ Budget points ])."""
+    fits their share of it (NOTE [ Budget points ]).  ``alike`` (``options/alike.py``'s
+    groups): each group's first block is recorded alone and the group shares its graph
+    (NOTE [ Blocks measured alone ])."""
     prof = session.prof
     if KIND not in kinds or not session.params:
         return {}
     if not prof.op_profiles:
-        _record(session, calls)
+        _record(session, calls, alike or {})
     if budget is not None:
         _target(prof, budget)
     options: dict = {}
@@ -96,15 +99,25 @@ def ops_wraps(session: Session, kinds, calls: bool = False, budget: int | None =
     return options
 
 
-def _record(session: Session, calls: bool) -> None:
-    """Record the units' operators (and runs', with ``calls``) into ``prof.op_profiles``."""
+def _record(session: Session, calls: bool, alike: dict) -> None:
+    """Record the units' operators (and runs', with ``calls``) into ``prof.op_profiles``;
+    of each group of ``alike`` blocks, the first alone, for all."""
     prof = session.prof
     units = list(op_units(prof, calls))
     runs = op_runs(prof) if calls else {}
     if not (units or runs):
         return
-    found = _recorded(units, "its units' operators",
-                      lambda: profile_ops(session, units=units))
+    grouped = {m for group in alike.values() for m in group.members}
+    whole = [u for u in units if u not in grouped]
+    found = _recorded(whole, "its units' operators",
+                      lambda: profile_ops(session, units=whole))
+    for first, group in alike.items():
+        if first in units:
+            alone = _recorded([first], "its units' operators",
+                              lambda g=group, f=first: profile_ops(g.session, units=[f]))
+            if first in alone:
+                shared = dataclasses.replace(alone[first], blocks=group.members)
+                found.update(dict.fromkeys(group.members, shared))
     recorded = {**found, **_recorded(runs, "the runs' operators",
                                      lambda: profile_runs(session, runs))}
     seconds_per_byte = _offload_seconds_per_byte()

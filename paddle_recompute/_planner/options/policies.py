@@ -17,7 +17,9 @@ plain forward keeping them for backward does (PaddleFormers' Llama at hidden 512
 region keeping everything took ~150 ms more than the block's rerun, which keeps nothing,
 and was priced so, while keeping without a region was priced at 0).  The results live in
 ``Profile.policy_costs`` and are reused.  With ``calibrate`` the time is replaced by
-measured step growth, like every other option's.
+measured step growth, like every other option's.  ``plan`` measures blocks alike once, the
+first of them alone on its captured call (NOTE [ Blocks measured alone ] in
+``options/alike.py``): the "step" here is then that block's forward and backward.
 
 Built in: ``policy:selective`` (``save_matmuls_except_scores_and_masks``, the
 ``"selective"`` preset) and ``policy:masks``

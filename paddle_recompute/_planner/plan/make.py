@@ -30,10 +30,12 @@ import paddle
 
 from ..._core.layers import find_roots
 from ..harness import Session
+from ..options.alike import alike_blocks, measure_alike
 from ..options.calibrate import calibrated
 from ..options.kinds import candidates_for, option_kinds, wrap_of
+from ..options.ops import KIND as OPS
 from ..options.ops import ops_wraps
-from ..options.policies import measure_options, policy_wraps
+from ..options.policies import policy_wraps
 from ..options.region_overhead import measure_region_overhead
 from ..profile.blocks import layer_table
 from ..profile.files import check_structure, structure_of
@@ -44,6 +46,7 @@ from .final_choice import ROUNDS as FINAL_ROUNDS
 from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices
 from .scaled import without_measurements
 from .shared_inputs import solve_credited
+from .timings import Timings
 from .value import BlockChoice, Plan
 
 __all__ = ["plan", "budget_bytes"]
@@ -151,6 +154,7 @@ def plan(
         >>> with p.apply():
         ...     model(x).sum().backward()
     """
+    timings = Timings()
     regions = _regions(regions, blocks, solver, calibrate)
     _rounds("final_rounds", final_rounds)
     kinds = _kinds(options)
@@ -160,29 +164,44 @@ def plan(
     if profile is not None:  # one made on this model and these input shapes, or an error
         check_structure("plan", "the profile given", profile.structure,
                         structure_of(layers, (sample_inputs, kwargs)))
-    prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
-                                                             blocks=blocks, **kwargs)
+    with timings.stage("profile"):
+        prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
+                                                                 blocks=blocks, **kwargs)
     budget = budget_bytes("plan", budget, prof.total_bytes)
     kinds, final_rounds = without_measurements(prof, kinds, final_rounds)  # a scaled profile
     session = Session((model_or_fn, sample_inputs, kwargs), layers, roots, prof)
     table = session.table
     # the policy kinds and the ``ops`` points in the same rounds (one plain step and one
     # reference step a round for all of them)
-    ops = ops_wraps(session, kinds, calls=regions == "tree", budget=budget)
-    measure_options(session, {**policy_wraps(prof, kinds), **ops})
+    with timings.stage("record_ops"):
+        todo = policy_wraps(prof, kinds)
+        # blocks alike, measured once and alone (NOTE [ Blocks measured alone ] in
+        # options/alike.py): one forward captures them, when there is anything to measure
+        alike = alike_blocks(session) if todo or (OPS in kinds and not prof.op_profiles) else {}
+        ops = ops_wraps(session, kinds, calls=regions == "tree", budget=budget, alike=alike)
+    with timings.stage("measure_options"):
+        if ops and not alike:  # a new budget point on a profile measured before
+            alike = alike_blocks(session)
+        measure_alike(session, {**todo, **ops}, alike)
+        if regions == "tree":
+            measure_region_overhead(session)
     if regions == "tree":
-        measure_region_overhead(session)
-        plans = _tree_plans(prof, table, kinds, budget, solver, final_rounds)
+        with timings.stage("solve"):
+            plans = _tree_plans(prof, table, kinds, budget, solver, final_rounds)
     else:
         cands = _pooled([candidates_for(b, prof, kinds) for b in prof.block_profiles()], prof)
         for b, c in zip(prof.blocks, cands, strict=True):
             if not c:
                 raise ValueError(f"plan: block {b!r} has no candidate option among kinds {kinds}")
         if calibrate:
-            cands = calibrated(session, cands, calibrate)
-        plans = _block_plans(prof, table, cands, budget, solver, kinds, final_rounds)
-    chosen = measure_final(session, shortlist(plans, budget), final_rounds)[0]
+            with timings.stage("measure_options"):
+                cands = calibrated(session, cands, calibrate)
+        with timings.stage("solve"):
+            plans = _block_plans(prof, table, cands, budget, solver, kinds, final_rounds)
+    with timings.stage("final"):
+        chosen = measure_final(session, shortlist(plans, budget), final_rounds)[0]
     chosen.structure = prof.structure
+    chosen.timings = timings.as_dict()
     return chosen
 
 

@@ -78,7 +78,10 @@ class Plan:
 
     ``predicted_bytes``: activation bytes saved for backward under the plan;
     ``baseline_bytes``: the same without recompute; ``extra_s``: predicted recompute
-    seconds per step; ``forward_s``: the profiled forward time.
+    seconds per step; ``forward_s``: the profiled forward time; ``timings``: how long
+    planning took and where (stage -> ``{"wall_s", "cpu_s"}``: ``profile``, ``record_ops``,
+    ``measure_options``, ``solve``, ``final`` and ``total``; ``None`` on a plan made
+    otherwise).
     """
 
     budget: int
@@ -91,6 +94,8 @@ class Plan:
     profile: Profile | None = field(default=None, repr=False, compare=False)
     # the model it was made for (NOTE [ Saved structure ] in profile/files.py)
     structure: dict | None = field(default=None, repr=False, compare=False)
+    # where planning's time went: stage -> {"wall_s", "cpu_s"} (``plan/timings.py``)
+    timings: dict | None = field(default=None, repr=False, compare=False)
     _applied: list = field(default_factory=list, repr=False, compare=False)
 
     def apply(self, model: paddle.nn.Layer | None = None) -> AppliedPlan:
@@ -103,9 +108,10 @@ class Plan:
             self._applied[-1].remove()
 
     def to_dict(self) -> dict:
-        """Plain data (JSON-serialisable): the numbers and the choices, not the layers."""
+        """Plain data (JSON-serialisable): the numbers and the choices, not the layers (nor
+        ``timings``, which :meth:`save` writes beside them)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name not in ("layers", "profile", "_applied", "choices")}
+               if f.name not in ("layers", "profile", "_applied", "choices", "timings")}
         out["choices"] = [c.to_dict() for c in self.choices]
         return out
 
@@ -120,7 +126,8 @@ class Plan:
             >>> Plan.load("plan.json").apply(freshly_built_model)  # doctest: +SKIP
         """
         with open(path, "w") as fh:
-            json.dump({"format": _FORMAT, **version_stamp(), **self.to_dict()}, fh, indent=1)
+            json.dump({"format": _FORMAT, **version_stamp(), **self.to_dict(),
+                       "timings": self.timings}, fh, indent=1)
 
     @classmethod
     def load(cls, path: str | os.PathLike, model: paddle.nn.Layer | None = None) -> Plan:
@@ -139,9 +146,11 @@ class Plan:
         """
         data = read_saved("Plan.load", path, _FORMAT, "Plan")
         fields = {f.name for f in dataclasses.fields(cls)} - {"layers", "profile", "_applied",
-                                                              "choices", "structure"}
+                                                              "choices", "structure",
+                                                              "timings"}
         try:
             loaded = cls(**{k: data[k] for k in fields}, structure=data.get("structure"),
+                         timings=data.get("timings"),
                          choices=[BlockChoice.from_dict(c) for c in data["choices"]])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise damaged("Plan.load", path, exc) from None

@@ -43,6 +43,7 @@ from ..._core.layers import find_roots
 from ..._core.state import ForwardState
 from ..._entry.routing import Applied, route_forwards
 from ..harness import clock, sync
+from .alike import call_key
 from .blocks import layer_table, resolve_blocks
 from .calls import call_rows, shared_call_inputs
 from .counter import Counter, spans, tensor_key
@@ -74,7 +75,9 @@ class _Discard:
 
 class _Instrumented:
     """Context manager: wrap each named layer's ``forward`` to time it and track the
-    running call; every layer is also re-run once per call to time a recompute."""
+    running call; every layer is also re-run once per call to time a recompute, but a call
+    alike to one already re-run in this run takes that one's time (NOTE [ Alike calls ] in
+    ``profile/alike.py``)."""
 
     def __init__(self, layers: dict, consumers: set, blocks: list):
         self.layers, self.consumers, self.blocks = layers, consumers, set(blocks)
@@ -89,6 +92,7 @@ class _Instrumented:
         self.held: list = []  # every call's input tensors, until the run ends
         self.paused = False
         self.rerun_s = 0.0  # re-run time so far: enclosing layers' forward time excludes it
+        self.alike_reruns: dict = {}  # call key -> the rerun seconds of its first call this run
         self.applied = Applied()
 
     def __enter__(self) -> _Instrumented:
@@ -104,6 +108,7 @@ class _Instrumented:
             if self.paused:
                 return original(*args, **kwargs)
             call, inputs = self._enter(name, args, kwargs)
+            key = call_key(layer, args, kwargs)
             ops_in = self.counter.ops
             state = ForwardState(True, (layer,))
             sync()
@@ -123,7 +128,7 @@ class _Instrumented:
             if self.calls[call][2] is not None or name in self.consumers:
                 # any call inside the model can be a region; the model's own call is one only
                 # as a block (NOTE [ Region tree ])
-                rerun = self._rerun(original, state, args, kwargs)
+                rerun = self._alike_rerun(key, original, state, args, kwargs)
             row[1] += rerun
             self.calls[call][3:5] = [seconds, rerun]
             self.calls[call].append(_link(args, kwargs, ops_in, out, self.counter.ops))
@@ -148,6 +153,16 @@ class _Instrumented:
         for key, _ in inputs:
             self.counter.use(key, tuple(self.counter.stack))
         return call, inputs
+
+    def _alike_rerun(self, key, original, state, args, kwargs) -> float:
+        """The rerun seconds of the call: its first alike's in this run, else its own
+        (NOTE [ Alike calls ] in ``profile/alike.py``)."""
+        if key is not None and key in self.alike_reruns:
+            return self.alike_reruns[key]
+        seconds = self._rerun(original, state, args, kwargs)
+        if key is not None:
+            self.alike_reruns[key] = seconds
+        return seconds
 
     def _rerun(self, original, state, args, kwargs) -> float:
         self.paused = True

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from .files import damaged, read_saved, version_stamp
 
-__all__ = ["SavedTensor", "LayerProfile", "CallProfile", "Profile"]
+__all__ = ["SavedTensor", "LayerProfile", "CallProfile", "Profile", "register_op_profile_codec"]
 
 _MiB = 1024 * 1024
 
@@ -161,8 +161,9 @@ class Profile:
         """Write the profile to ``path`` as JSON; :meth:`load` reads it back, and
         ``plan(model, *inputs, profile=Profile.load(path))`` plans on it without profiling.
 
-        The operator graphs of the ``ops`` option (``op_profiles``) and their measured
-        points are not written: a plan that needs them records them again.
+        The operator graphs of the ``ops`` option (``op_profiles``, each graph once however
+        many units share it) and their measured points are written too, so a plan on the
+        loaded profile neither records nor measures them again.
 
         Example:
             >>> prof.save("profile.json")  # doctest: +SKIP
@@ -170,8 +171,14 @@ class Profile:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "op_profiles"}
         out = asdict(Profile(**{**out, "op_profiles": {}}))
         del out["op_profiles"]
-        out["policy_costs"] = {b: {k: v for k, v in costs.items() if not k.startswith(_OPS)}
-                               for b, costs in self.policy_costs.items()}
+        if self.op_profiles and _OP_CODEC:
+            graphs: dict = {}  # id -> (index, OpProfile): units alike share one
+            out["op_profiles"] = {unit: graphs.setdefault(id(op), (len(graphs), op))[0]
+                                  for unit, op in self.op_profiles.items()}
+            out["op_graphs"] = [_OP_CODEC[0](op) for _, op in graphs.values()]
+        else:  # the ``ops`` points mean nothing without their graphs
+            out["policy_costs"] = {b: {k: v for k, v in costs.items() if not k.startswith(_OPS)}
+                                   for b, costs in self.policy_costs.items()}
         with open(path, "w") as fh:
             json.dump({"format": _FORMAT, **version_stamp(), **out}, fh, indent=1)
 
@@ -213,7 +220,16 @@ class Profile:
 
 
 _FORMAT = "paddle_recompute.profile/1"
-_OPS = "ops:"  # the ``ops`` option's points in policy_costs (options/ops.py), not saved
+_OPS = "ops:"  # the ``ops`` option's points in policy_costs (options/ops.py)
+# (dump, load) of an ``OpProfile`` as plain data: registered by ``options/op_profile.py``,
+# which defines it above this layer
+_OP_CODEC: list = []
+
+
+def register_op_profile_codec(dump, load) -> None:
+    """How :meth:`Profile.save` writes an operator graph (``dump(op_profile) -> dict``) and
+    :meth:`Profile.load` reads it back (``load(dict) -> op_profile``)."""
+    _OP_CODEC[:] = [dump, load]
 
 
 def _from_dict(data: dict) -> Profile:
@@ -230,4 +246,10 @@ def _from_dict(data: dict) -> Profile:
                              for b, costs in data.get("policy_costs", {}).items()}
     given["shared_inputs"] = [(int(n), tuple(names)) for n, names in data.get("shared_inputs", ())]
     given["shared_call_inputs"] = [(int(n), tuple(c)) for n, c in data.get("shared_call_inputs", ())]
+    if "op_graphs" in data and _OP_CODEC:
+        graphs = [_OP_CODEC[1](g) for g in data["op_graphs"]]
+        given["op_profiles"] = {unit: graphs[i] for unit, i in data["op_profiles"].items()}
+    else:  # saved without graphs: their points are recorded and measured again
+        given["policy_costs"] = {b: {k: v for k, v in costs.items() if not k.startswith(_OPS)}
+                                 for b, costs in given["policy_costs"].items()}
     return Profile(**given)

@@ -1,0 +1,156 @@
+"""Plan time and plan quality: ``planner.plan`` at budget 0.5 on the frontier's models, for
+the checkout at ``REPO``.
+
+Per model (``benchmarks/frontier.py``'s subjects: ``llama`` = PaddleFormers' Llama, 4 layers,
+hidden 512, seq 256, batch 4; ``llama_large`` hidden 768; ``gpt`` the GPT harness at the same
+sizes; ``resnet50`` 64x64 images, batch 4, its bottlenecks as blocks):
+
+  * plan time: one ``planner.plan(loss, tokens, budget=0.5 x none's held bytes, blocks=...)``
+    from scratch (profile included), wall clock and this process's CPU time, with where it
+    went (``Plan.timings`` where the checkout has it; else the same stages timed from
+    outside);
+  * plan quality, measured side by side: none, full recompute and the plan, rounds
+    interleaved, memory held after the forward (less the outputs) and the step's CPU time;
+    the plan's extra step time as a fraction of full recompute's; the loss of every step
+    equal to none's bit for bit (asserted).
+
+    python benchmarks/plan_time.py REPO --models llama,gpt [--rounds 6] [--json out.json]
+
+Run it on two checkouts (before and after a change) to compare; the machine is shared, so
+CPU time is the steadier clock (wall is mostly waiting for other processes under load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("FLAGS_enable_host_memory_stat", "1")  # before Paddle is imported
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("repo", help="the checkout whose package plans")
+    parser.add_argument("--models", default="llama,llama_large,gpt,resnet50")
+    parser.add_argument("--rounds", type=int, default=6, help="quality rounds (0: plan time only)")
+    parser.add_argument("--json", metavar="FILE")
+    return parser.parse_args()
+
+
+ARGS = _arguments()
+sys.path[:0] = [ARGS.repo, ARGS.repo + "/benchmarks"]  # that checkout's package and models
+
+import paddle  # noqa: E402
+import frontier  # noqa: E402
+
+from paddle_recompute import planner  # noqa: E402
+from paddle_recompute.bench import HostMemory  # noqa: E402
+
+# Plan.timings' stages, as the functions plan/make.py calls (checkouts without Plan.timings)
+_STAGES = {"profile": "run_profile", "record_ops": "ops_wraps",
+           "measure_options": ("measure_options", "measure_region_overhead", "calibrated"),
+           "solve": ("_tree_plans", "_block_plans"), "final": "measure_final"}
+
+
+def _outside_timings():
+    """Time ``plan``'s stages from outside (checkouts without ``Plan.timings``): wraps the
+    stage functions in the planner's ``plan/make.py``; returns the dict they add to."""
+    import importlib
+
+    make = importlib.import_module("paddle_recompute._planner.plan.make")
+    spent: dict = {}
+
+    def timed(stage, fn):
+        def run(*args, **kwargs):
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                row = spent.setdefault(stage, {"wall_s": 0.0, "cpu_s": 0.0})
+                row["wall_s"] += time.perf_counter() - wall
+                row["cpu_s"] += time.process_time() - cpu
+        return run
+
+    for stage, names in _STAGES.items():
+        for name in (names,) if isinstance(names, str) else names:
+            if hasattr(make, name):
+                setattr(make, name, timed(stage, getattr(make, name)))
+    return spent
+
+
+def _subject(name: str):
+    return frontier.Subject(name, argparse.Namespace(
+        vocab=512, hidden=512, large_hidden=768, heads=8, kv_heads=4, blocks=4, seq=256, batch=4,
+        dropout=0.1))
+
+
+def plan_once(subject, budget: int, outside: dict) -> tuple:
+    outside.clear()
+    wall, cpu = time.perf_counter(), time.process_time()
+    p = planner.plan(subject.loss, subject.tokens, budget=budget, blocks=subject.blocks)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    timings = getattr(p, "timings", None)
+    stages = timings if timings is not None else {k: dict(v) for k, v in outside.items()}
+    return p, {"wall_s": wall, "cpu_s": cpu, "stages": stages}
+
+
+def quality(subject, p, rounds: int, memory: HostMemory, none_held: int, none_loss: float) -> dict:
+    n = len(subject.blocks)
+    choices = {"none": lambda: (lambda: None), "full": lambda: frontier._layer_level(subject, n),
+               "plan": lambda: planner.apply_plan(None, p).remove}
+    held, times = {}, {k: [] for k in choices}
+    for name, apply in choices.items():
+        undo = apply()
+        held[name], loss = frontier._held(subject, memory)
+        undo()
+        assert loss == none_loss, (subject.name, name, loss, none_loss)
+    names = list(choices)
+    for r in range(rounds + 1):  # round 0 warms up
+        for name in names[r % 3:] + names[:r % 3]:
+            undo = choices[name]()
+            seconds, loss = frontier._step(subject)
+            undo()
+            assert loss == none_loss, (subject.name, name, loss, none_loss)
+            if r:
+                times[name].append(seconds)
+    ratio = {k: statistics.median(t / b for t, b in zip(times[k], times["none"], strict=True))
+             for k in names}
+    full = ratio["full"] - 1
+    return {"memory": held["plan"] / none_held, "full_memory": held["full"] / none_held,
+            "time": ratio["plan"], "full_time": ratio["full"],
+            "extra_of_full": (ratio["plan"] - 1) / full if full > 0 else float("nan"),
+            "none_ms": 1e3 * statistics.median(times["none"]),
+            "ms": {k: [1e3 * t for t in v] for k, v in times.items()},
+            "choices": [c.option for c in p.choices], "bit_exact": True}
+
+
+def main() -> None:
+    paddle.set_device("cpu")
+    frontier.CLOCK[0] = "cpu"
+    outside = _outside_timings()
+    memory = HostMemory()
+    results = {}
+    for name in ARGS.models.split(","):
+        subject = _subject(name)
+        frontier._held(subject, memory)  # first call: caches a model keeps are made
+        none_held, none_loss = frontier._held(subject, memory)
+        p, timing = plan_once(subject, int(0.5 * none_held), outside)
+        row = {"plan_time": timing, "load_average": os.getloadavg()}
+        print(name, "plan time", json.dumps(timing), flush=True)
+        if ARGS.rounds:
+            row["quality"] = quality(subject, p, ARGS.rounds, memory, none_held, none_loss)
+        results[name] = row
+        print(name, json.dumps(row if not ARGS.rounds else
+                               {**row, "quality": {k: v for k, v in row["quality"].items() if k != "ms"}}),
+              flush=True)
+        if ARGS.json:
+            Path(ARGS.json).write_text(json.dumps({"args": vars(ARGS), "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
