@@ -7,8 +7,7 @@ sizes; ``resnet50`` 64x64 images, batch 4, its bottlenecks as blocks):
 
   * plan time: one ``planner.plan(loss, tokens, budget=0.5 x none's held bytes, blocks=...)``
     from scratch (profile included), wall clock and this process's CPU time, with where it
-    went (``Plan.timings`` where the checkout has it; else the same stages timed from
-    outside);
+    went (``Plan.timings``; a checkout without it reports the totals only);
   * plan quality, measured side by side: none, full recompute and the plan, rounds
     interleaved, memory held after the forward (less the outputs) and the step's CPU time;
     the plan's extra step time as a fraction of full recompute's; the loss of every step
@@ -45,42 +44,11 @@ def _arguments() -> argparse.Namespace:
 ARGS = _arguments()
 sys.path[:0] = [ARGS.repo, ARGS.repo + "/benchmarks"]  # that checkout's package and models
 
-import paddle  # noqa: E402
 import frontier  # noqa: E402
+import paddle  # noqa: E402
 
 from paddle_recompute import planner  # noqa: E402
 from paddle_recompute.bench import HostMemory  # noqa: E402
-
-# Plan.timings' stages, as the functions plan/make.py calls (checkouts without Plan.timings)
-_STAGES = {"profile": "run_profile", "record_ops": "ops_wraps",
-           "measure_options": ("measure_options", "measure_region_overhead", "calibrated"),
-           "solve": ("_tree_plans", "_block_plans"), "final": "measure_final"}
-
-
-def _outside_timings():
-    """Time ``plan``'s stages from outside (checkouts without ``Plan.timings``): wraps the
-    stage functions in the planner's ``plan/make.py``; returns the dict they add to."""
-    import importlib
-
-    make = importlib.import_module("paddle_recompute._planner.plan.make")
-    spent: dict = {}
-
-    def timed(stage, fn):
-        def run(*args, **kwargs):
-            wall, cpu = time.perf_counter(), time.process_time()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                row = spent.setdefault(stage, {"wall_s": 0.0, "cpu_s": 0.0})
-                row["wall_s"] += time.perf_counter() - wall
-                row["cpu_s"] += time.process_time() - cpu
-        return run
-
-    for stage, names in _STAGES.items():
-        for name in (names,) if isinstance(names, str) else names:
-            if hasattr(make, name):
-                setattr(make, name, timed(stage, getattr(make, name)))
-    return spent
 
 
 def _subject(name: str):
@@ -89,14 +57,12 @@ def _subject(name: str):
         dropout=0.1))
 
 
-def plan_once(subject, budget: int, outside: dict) -> tuple:
-    outside.clear()
+def plan_once(subject, budget: int) -> tuple:
     wall, cpu = time.perf_counter(), time.process_time()
     p = planner.plan(subject.loss, subject.tokens, budget=budget, blocks=subject.blocks)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     timings = getattr(p, "timings", None)
-    stages = timings if timings is not None else {k: dict(v) for k, v in outside.items()}
-    return p, {"wall_s": wall, "cpu_s": cpu, "stages": stages}
+    return p, {"wall_s": wall, "cpu_s": cpu, "stages": timings}
 
 
 def quality(subject, p, rounds: int, memory: HostMemory, none_held: int, none_loss: float) -> dict:
@@ -132,14 +98,13 @@ def quality(subject, p, rounds: int, memory: HostMemory, none_held: int, none_lo
 def main() -> None:
     paddle.set_device("cpu")
     frontier.CLOCK[0] = "cpu"
-    outside = _outside_timings()
     memory = HostMemory()
     results = {}
     for name in ARGS.models.split(","):
         subject = _subject(name)
         frontier._held(subject, memory)  # first call: caches a model keeps are made
         none_held, none_loss = frontier._held(subject, memory)
-        p, timing = plan_once(subject, int(0.5 * none_held), outside)
+        p, timing = plan_once(subject, int(0.5 * none_held))
         row = {"plan_time": timing, "load_average": os.getloadavg()}
         print(name, "plan time", json.dumps(timing), flush=True)
         if ARGS.rounds:
