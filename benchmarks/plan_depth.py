@@ -27,10 +27,10 @@ ARGS = parser.parse_args()
 sys.argv = sys.argv[:1] + [ARGS.repo, "--rounds", "0"]  # plan_time.py reads its own arguments
 sys.path[:0] = [ARGS.repo, str(Path(__file__).resolve().parent)]
 
+import frontier  # noqa: E402
 import paddle  # noqa: E402
 import plan_time  # noqa: E402  (this directory's: its subjects and stage timers)
 
-import frontier  # noqa: E402
 from paddle_recompute.bench import HostMemory  # noqa: E402
 
 

@@ -171,7 +171,8 @@ class _RecomputeLayer(PyLayer):
                         raise
                     raise RecomputeError(_READY_BEFORE.format(api=frame.api)) from exc
         grads = _input_grads(frame, inputs, aliases)
-        frame.inputs = frame.values = None  # no second backward: let go of them now (NOTE [ Reentrant inputs ])
+        # no second backward: let go of them now (NOTE [ Reentrant inputs ])
+        frame.inputs = frame.values = None
         return grads
 
 
