@@ -169,6 +169,7 @@ SLOW: dict[str, object] = {  # over 1 s a test on a loaded 2-core machine (the f
     "test_ms_block_tutorial.py": {"test_full_size_memory_and_bitwise_equal_output"},
     "test_ms_lean_backward.py": ALL,
     "test_ms_runner.py": {"test_every_unmodified_program_runs_under_the_runner_like_its_port"},
+    "test_ms_step_memory.py": ALL,
 }
 
 LANES = {"slow": SLOW, "subprocess": SUBPROCESS, "real_models": REAL_MODELS}

@@ -3,7 +3,8 @@ next to real MindSpore's (recorded by compat/record/record_step_memory.py).
 
     python compat/measure_step_memory.py [--json] [--paddle-grad] [NAME ...]
 
-Runs compat/step_memory_case.py (the same MindSpore code the recorder runs) once per model and
+Runs compat/step_memory_case.py (mindcv ResNet-50 and a ViT, mindformers' Llama: the same
+MindSpore code the recorder runs) once per model and
 mode, each in a fresh process, and prints the peaks and their ratio (recompute / none) beside
 MindSpore's. Two meters: Paddle's host allocator (``FLAGS_enable_host_memory_stat=1``: the
 peak of allocated bytes above those allocated before the step; exact) and, as for MindSpore,
@@ -19,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,7 +68,9 @@ def measure(name: str, paddle_grad: bool = False) -> dict:
     entry = {}
     for mode in MODES:
         args = [sys.executable, __file__, "--one", name, mode] + (["--paddle-grad"] if paddle_grad else [])
-        done = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
+        with tempfile.TemporaryDirectory() as logs:  # mindformers writes its logs there
+            done = subprocess.run(args, check=True, capture_output=True, text=True,
+                                  env=dict(env, LOCAL_DEFAULT_PATH=logs))
         entry[mode] = json.loads(done.stdout.strip().splitlines()[-1])
     for meter in ("peak_bytes", "rss_peak_bytes"):
         entry["ratio" if meter == "peak_bytes" else "rss_ratio"] = round(
@@ -75,7 +79,7 @@ def measure(name: str, paddle_grad: bool = False) -> dict:
 
 
 def _table(results: dict, recorded: dict) -> str:
-    lines = ["| model (image, batch) | MindSpore 2.10: none / recompute (ratio) | layer, allocator: "
+    lines = ["| model (input, batch) | MindSpore 2.10: none / recompute (ratio) | layer, allocator: "
              "none / recompute (ratio) | layer, resident: none / recompute (ratio) |", "|---|---|---|---|"]
     for name, ours in results.items():
         theirs = recorded.get(name)
@@ -83,8 +87,9 @@ def _table(results: dict, recorded: dict) -> str:
             f"{theirs['none']['peak_bytes'] / MIB:.0f} / {theirs['recompute']['peak_bytes'] / MIB:.0f} MiB "
             f"({theirs['ratio']:.3f}x)")
         size, batch = ours["case"]
+        unit = "tokens" if name == "mindformers_llama" else "px"
         lines.append(
-            f"| {name} ({size} px, {batch}) | {ms_cell} | {ours['none']['peak_bytes'] / MIB:.0f} / "
+            f"| {name} ({size} {unit}, {batch}) | {ms_cell} | {ours['none']['peak_bytes'] / MIB:.0f} / "
             f"{ours['recompute']['peak_bytes'] / MIB:.0f} MiB ({ours['ratio']:.3f}x) | "
             f"{ours['none']['rss_peak_bytes'] / MIB:.0f} / "
             f"{ours['recompute']['rss_peak_bytes'] / MIB:.0f} MiB "

@@ -9,9 +9,14 @@ the layer (compat/measure_step_memory.py), so both sides run exactly the same st
   every residual block (``BLOCKS``: ResNet-50's 16 bottlenecks, the ViT's 12 encoder layers);
 - mindcv's ``create_loss`` (CE) and ``create_optimizer`` (momentum), and the step as mindcv's
   own examples write it: ``value_and_grad`` of the loss over the optimizer's parameters, then
-  the optimizer.
+  the optimizer;
+- mindformers 2.1.0's ``LlamaForCausalLM`` (``LLAMA``: float32, sequence 512, hidden 128,
+  4 heads, 2 layers, vocabulary 128, batch 4, at which the activations dominate), with
+  ``TransformerRecomputeConfig(recompute=True)`` (every decoder layer recomputed) or no
+  recompute; the step: ``value_and_grad`` of the network (which returns its loss) over
+  ``nn.SGD``'s parameters, then the optimizer, on fixed tokens.
 
-``CASES`` names the models, input sizes and batches measured.
+``CASES`` names the models, input sizes (image size, or sequence length) and batches measured.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from mindcv.optim import create_optimizer
 
 import zoo_case
 
-# name -> (image size, batch): small enough to run in about a minute on a CPU, large enough
+# name -> (image size or sequence length, batch): small enough to run in about a minute on a CPU, large enough
 # that the activations outweigh the parameters' gradients
-CASES = {"resnet50": (96, 8), "vit_tiny_64": (64, 8)}
+LLAMA = {"seq": 512, "hidden": 128, "heads": 4, "layers": 2, "vocab": 128, "batch": 4}
+CASES = {"resnet50": (96, 8), "vit_tiny_64": (64, 8), "mindformers_llama": (LLAMA["seq"], LLAMA["batch"])}
 BLOCKS = ("Bottleneck", "Block")  # the class names of mindcv's ResNet and ViT residual blocks
 
 
@@ -45,6 +51,8 @@ def build(name: str):
 def make_step(name: str, recompute: bool):
     """A function running one training step of ``name`` (built, blocks recomputed or not) on a
     fixed batch; returns the loss as a float. Also returns the number of recomputed blocks."""
+    if name == "mindformers_llama":
+        return _llama_step(recompute)
     size, batch = CASES[name]
     net = build(name)
     blocks = [cell for _, cell in net.cells_and_names() if type(cell).__name__ in BLOCKS] if recompute else []
@@ -68,3 +76,40 @@ def make_step(name: str, recompute: bool):
         return float(loss.asnumpy())
 
     return step, len(blocks)
+
+
+def build_llama(recompute: bool):
+    """mindformers' Llama at ``LLAMA``'s size, every decoder layer recomputed or none."""
+    from mindformers.models.llama import LlamaConfig, LlamaForCausalLM
+    from mindformers.modules.transformer.transformer import (
+        TransformerOpParallelConfig,
+        TransformerRecomputeConfig,
+    )
+
+    ms.set_seed(0)
+    parallel = TransformerOpParallelConfig(recompute=TransformerRecomputeConfig(recompute=recompute))
+    config = LlamaConfig(
+        batch_size=LLAMA["batch"], seq_length=LLAMA["seq"], hidden_size=LLAMA["hidden"],
+        num_layers=LLAMA["layers"], num_heads=LLAMA["heads"], vocab_size=LLAMA["vocab"],
+        compute_dtype="float32", layernorm_compute_type="float32", softmax_compute_type="float32",
+        rotary_dtype="float32", param_init_type="float32", use_flash_attention=False,
+        fused_rms_norm=False, use_rope_slice=True, parallel_config=parallel)
+    return LlamaForCausalLM(config)
+
+
+def _llama_step(recompute: bool):
+    from mindspore import nn
+
+    net = build_llama(recompute)
+    net.set_train(True)
+    opt = nn.SGD(net.trainable_params(), learning_rate=0.1)
+    rng = np.random.default_rng(0)
+    tokens = ms.Tensor(rng.integers(1, LLAMA["vocab"], (LLAMA["batch"], LLAMA["seq"] + 1)).astype(np.int32))
+    grad_fn = ms.value_and_grad(net, None, opt.parameters)
+
+    def step() -> float:
+        loss, grads = grad_fn(tokens)
+        opt(grads)
+        return float(loss.asnumpy())
+
+    return step, LLAMA["layers"] if recompute else 0

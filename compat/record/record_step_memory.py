@@ -2,10 +2,10 @@
 
     /work/msvenv/bin/python compat/record/record_step_memory.py [NAME ...]
 
-Runs compat/step_memory_case.py (mindcv ResNet-50 and a ViT, ``value_and_grad`` then the
-optimizer) once per model and mode, each in a fresh process, PyNative on CPU, and writes
-``compat/tests/recorded/step_memory.json``: per model, the peak bytes of each mode and their
-ratio (recompute / none).
+Runs compat/step_memory_case.py (mindcv ResNet-50 and a ViT, mindformers' Llama;
+``value_and_grad`` then the optimizer) once per model and mode, each in a fresh process,
+PyNative on CPU, and writes ``compat/tests/recorded/step_memory.json``: per model, the peak
+bytes of each mode and their ratio (recompute / none).
 
 The meter: MindSpore 2.10 keeps no allocator statistics on CPU (``mindspore.runtime``'s
 ``max_memory_allocated()`` and ``memory_stats()`` stay 0), so the peak is the process's
@@ -20,8 +20,10 @@ pulls the ratio toward 1; resident memory counts whole pages.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,11 +74,14 @@ def main(argv: list[str]) -> int:
 
     for name in names:
         size, batch = step_memory_case.CASES[name]
-        entry = {"image_size": size, "batch": batch, "meter": "process resident memory (VmHWM)",
+        size_key = "seq_length" if name == "mindformers_llama" else "image_size"
+        entry = {size_key: size, "batch": batch, "meter": "process resident memory (VmHWM)",
                  "mindspore": mindspore.__version__}
         for mode in MODES:
-            done = subprocess.run([sys.executable, __file__, "--one", name, mode], check=True,
-                                  capture_output=True, text=True)
+            with tempfile.TemporaryDirectory() as logs:  # mindformers writes its logs there
+                done = subprocess.run([sys.executable, __file__, "--one", name, mode], check=True,
+                                      capture_output=True, text=True,
+                                      env=dict(os.environ, LOCAL_DEFAULT_PATH=logs))
             entry[mode] = json.loads(done.stdout.strip().splitlines()[-1])
             print(name, mode, entry[mode], flush=True)
         entry["ratio"] = round(entry["recompute"]["peak_bytes"] / entry["none"]["peak_bytes"], 3)
