@@ -8,16 +8,15 @@
 Writes ``recompute_config.json``: per variant (``VARIANTS``: the keys passed, as JSON), the
 recompute marks mindformers makes while it builds the network (names, classes, methods and
 arguments; compat/record/mindformers_recompute_marks.py), four steps' losses from the recorded
-``init.npz`` (a subprocess each, as a user runs the script), and the process's peak resident
-memory (``ru_maxrss`` of the child, KiB): MindSpore's CPU allocator statistics read 0, so that
-is the only meter it offers, and it is dominated by the interpreter and libraries.
+``init.npz`` (a subprocess each, as a user runs the script). No memory: MindSpore's CPU
+allocator statistics read 0, and its process peak (about 590 MiB, the runtime and libraries)
+cannot show this model's activations (tens to hundreds of KiB).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -44,10 +43,8 @@ def run(tmp: Path, init: Path, keys: dict) -> dict:
     out = tmp / "out.json"
     command = [sys.executable, str(SCRIPT), "--steps", str(STEPS), "--init", str(init),
                "--out", str(out), "--recompute-config", json.dumps(keys)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     subprocess.run(command, check=True, cwd=tmp, capture_output=True, text=True)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"losses": json.loads(out.read_text())["losses"], "maxrss_kib": peak if peak > before else None}
+    return {"losses": json.loads(out.read_text())["losses"]}
 
 
 def recompute_marks() -> dict:
