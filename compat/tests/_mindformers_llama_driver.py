@@ -12,7 +12,7 @@ compat/record/mindformers_recompute_marks.py) and ``mindspore.value_and_grad``'s
 ``FLAGS_enable_host_memory_stat=1``; and the bytes still allocated when the network's forward
 returns, the loss and what backward keeps, ``held_bytes``), and writes ``{"layers": n, "calls": c, "silu": s,
 "mul": m, "marks": [{"name", "class", "method", "args", "kwargs"}], "step_peak_bytes": [..],
-"held_bytes": [..]}``
+"held_bytes": [..], "mul_by_name": {primitive name: runs}}``
 to COUNTS.json when the script ends. Marks are named by where they sit in the built
 ``LlamaForCausalLM`` (its ``cells_and_names()``; a primitive as ``<cell name>.<attribute>``).
 """
@@ -33,7 +33,7 @@ from paddle.base import core
 
 counts_path, script, *args = sys.argv[1:]
 found = {"layers": 0, "calls": 0, "silu": 0, "mul": 0, "step_peak_bytes": [], "held_bytes": []}
-calls, nets, depth, step_start = [], [], [0], [0]
+calls, nets, depth, step_start, mul_by_id = [], [], [0], [0], {}
 _construct = llama_transformer.LLamaDecodeLayer.construct
 _init = llama_transformer.LLamaDecodeLayer.__init__
 _net_init = llama.LlamaForCausalLM.__init__
@@ -71,6 +71,7 @@ def silu(self, *a, **kw):
 
 def mul(self, *a, **kw):
     found["mul"] += 1
+    mul_by_id[id(self)] = mul_by_id.get(id(self), 0) + 1
     return _mul(self, *a, **kw)
 
 
@@ -128,5 +129,6 @@ runpy.run_path(script, run_name="__main__")
 named = names(nets[0])
 found["marks"] = [{"name": named.get(id(obj), "<unreachable>"), "class": type(obj).__name__,
                    "method": attr, "args": a, "kwargs": kw} for obj, attr, a, kw in calls]
+found["mul_by_name"] = {named.get(k, "<unreachable>"): n for k, n in mul_by_id.items()}
 with open(counts_path, "w") as f:
     json.dump(found, f)

@@ -96,6 +96,21 @@ def test_marks_rerun_what_they_mark(runs, variant):
     assert run["mul"] - none["mul"] == steps * extra_mul, (variant, run["mul"], none["mul"])
 
 
+SELECT_RERUNS = {"attention.apply_rotary_emb.mul": 4, "attention.mul": 1}  # a layer, a step
+
+
+@pytest.mark.parametrize("variant", ("select_recompute", "select_pattern", "select_exclude"))
+def test_selective_marks_rerun_these_primitives(runs, variant):
+    """Counted per ``Mul`` instance: the rotary cell's and attention's marked ``mul`` rerun; the
+    feed-forward ``mul`` runs once whether marked (``select_recompute``), named by pattern, or
+    excluded."""
+    steps, run, none = RECORD["steps"], runs[variant]["mul_by_name"], runs["none"]["mul_by_name"]
+    assert set(run) == set(none) and "<unreachable>" not in run
+    for name, count in run.items():
+        part = name.split(".", 3)[-1] if name.startswith("model.layers.") else name
+        assert count - none[name] == steps * SELECT_RERUNS.get(part, 0), name
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_held_bytes_drop_where_a_mark_applies(runs, variant):
     held, none = runs[variant]["held_bytes"], runs["none"]["held_bytes"]
