@@ -10,6 +10,7 @@ with ``recompute``, ``select_recompute`` and ``select_comm_recompute`` on;
     python llama_train.py --steps 4 --init init.npz --out run.json
     python llama_train.py --steps 4 --no-recompute
     python llama_train.py --steps 4 --select-only   # select_recompute and select_comm_recompute only
+    python llama_train.py --steps 4 --recompute-config '{"recompute": [1]}'  # these keys only
 
 ``--init`` loads weights by parameter name from an ``.npz``; ``--save-init`` writes the
 network's initial weights to one. ``--out`` writes the losses and the parameter names and
@@ -34,10 +35,10 @@ from mindformers.modules.transformer.transformer import (
 BATCH, SEQ, VOCAB = 2, 16, 128
 
 
-def build(recompute, select):
-    rc = TransformerRecomputeConfig(
-        recompute=recompute, select_recompute=select, select_comm_recompute=select
-    )
+def build(recompute, select, keys=None):
+    if keys is None:
+        keys = dict(recompute=recompute, select_recompute=select, select_comm_recompute=select)
+    rc = TransformerRecomputeConfig(**keys)
     parallel = TransformerOpParallelConfig(recompute=rc)
     config = LlamaConfig(
         batch_size=BATCH,
@@ -80,12 +81,14 @@ def main():
     parser.add_argument("--noise", type=int, default=None)
     parser.add_argument("--out", default=None)
     parser.add_argument("--reverse-batch", action="store_true")
+    parser.add_argument("--recompute-config", default=None, help="TransformerRecomputeConfig keys as JSON")
     args = parser.parse_args()
 
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_seed(0)
     recompute = not (args.no_recompute or args.select_only)
-    net = build(recompute, select=not args.no_recompute)
+    keys = json.loads(args.recompute_config) if args.recompute_config else None
+    net = build(recompute, select=not args.no_recompute, keys=keys)
     if args.save_init:
         np.savez(args.save_init, **{p.name: p.asnumpy() for p in net.get_parameters()})
     if args.init:

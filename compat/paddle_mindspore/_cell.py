@@ -22,6 +22,7 @@ from . import _recipes
 from ._bprop import call_with_bprop, has_bprop
 from ._checkparam import check_non_negative_int
 from ._forward_reuse import recorded_call, set_grad
+from ._one_device import note_cell_options
 from ._region import RecomputeConfig, run_region
 from ._surface.data import param_name, set_data
 from ._tensor import ParameterTuple
@@ -98,9 +99,11 @@ class RecomputeMixin:
         inside it (sublayers included) is recomputed, except its output, which is kept.
         ``mp_comm_recompute``, ``parallel_optimizer_comm_recompute`` and
         ``recompute_slice_activation`` are validated and recorded; they concern model- and
-        optimizer-parallel communication, which a single device does not have.
+        optimizer-parallel communication, which a single device does not have: asking for one
+        logs a warning once per process (NOTE [ Options for several devices ]).
         """
         self._ms_recompute = parse_recompute_options(args, kwargs)
+        note_cell_options(self._ms_recompute.options)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with _recipes.scope():

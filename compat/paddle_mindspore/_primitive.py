@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from . import _recipes
+from ._one_device import note_prim_attr
 from ._replay import Snapshot
 from ._shard import record_strategy
 from ._validate import bind, check_bool
@@ -41,6 +42,9 @@ class Primitive:
         raise NotImplementedError(f"{self.name}.compute")
 
     def add_prim_attr(self, name: str, value: Any) -> Primitive:
+        """Set an attribute; a ``recompute_comm_op`` mark is recorded and, having no
+        communication to act on on one device, said once (NOTE [ Options for several devices ])."""
+        note_prim_attr(name, value)
         self.attrs[name] = value
         return self
 

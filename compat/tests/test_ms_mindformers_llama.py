@@ -93,9 +93,9 @@ def test_select_recompute_marks_rerun_their_primitives(runs, record):
     feed-forward ``mul`` and SiLU and on attention's primitives, and ``Cell.recompute()`` on its
     rotary-embedding cell (``LLamaAttention.__init__``). Per layer and step, ``Mul`` then runs
     more often by: the rotary cell's rerun in backward (2 ``Mul`` a call, called for q and k),
-    and the feed-forward ``mul``, whose output the down projection keeps, computed again (1).
-    Attention's marked ``mul`` feeds an ``Add``, which keeps nothing, and the SiLU's output is
-    cast before anything keeps it, so neither is recomputed. The decoder layers run once.
+    and attention's scaling ``mul`` computed again (1); counted per primitive instance
+    (test_ms_mindformers_recompute_config.py), the feed-forward ``mul`` and the SiLU run once.
+    The decoder layers run once.
     MindSpore ignores the marks in PyNative mode, so its losses are its plain ones; the layer
     recomputes (difference 2), with the same losses bit for bit."""
     steps, layers = record["steps"], 2

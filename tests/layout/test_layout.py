@@ -27,9 +27,9 @@ TOP_LEVEL = len(LAYERS)
 # paddle_mindspore, bottom to top: its private machinery, then MindSpore's packages in the order
 # they build on each other (``train`` wraps ``nn`` cells); its __init__/__main__ may import any.
 MS_LAYERS = [
-    "_validate", "_checkparam", "_unprovided", "_layout", "_shard", "_bprop", "log", "_dtype", "_initializer",
-    "_paddle_members", "_backward", "_grad_hooks", "_replay", "_recipes", "_region", "_forward_reuse",
-    "_cell_names",
+    "_validate", "_checkparam", "_unprovided", "_layout", "_shard", "_bprop", "log", "_one_device", "_dtype",
+    "_initializer", "_paddle_members", "_backward", "_grad_hooks", "_replay", "_recipes", "_region",
+    "_forward_reuse", "_cell_names",
     "_primitive", "_tensor", "_surface", "_grad", "_cell", "_api", "_layer_optin", "_jit", "_c_expression",
     "_extends", "parallel", "context", "device_context", "runtime", "utils", "profiler", "communication",
     "dataset", "_seed", "common", "ops", "numpy", "mint", "nn", "boost", "train", "amp", "_alias",
