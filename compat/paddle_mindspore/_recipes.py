@@ -225,16 +225,6 @@ def lookup(t: paddle.Tensor) -> Recipe | None:
     return entry.recipe
 
 
-class _Stored:
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor: paddle.Tensor):
-        self.tensor = tensor
-
-    def unpack(self) -> paddle.Tensor:
-        return self.tensor
-
-
 class _Reference:
     __slots__ = ("recipe",)
 
@@ -250,10 +240,10 @@ class _RecipeFrame:
 
     __slots__ = ()
 
-    def pack(self, tensor: paddle.Tensor) -> _Stored | _Reference:
+    def pack(self, tensor: paddle.Tensor) -> extend.Kept | _Reference:
         recipe = lookup(tensor)
         if recipe is None:
-            return _Stored(tensor.detach())
+            return extend.Kept(tensor)  # lets go once its node has run (NOTE [ Recipes ])
         recipe.acquire()
         return _Reference(recipe)
 

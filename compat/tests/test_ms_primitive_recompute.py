@@ -184,3 +184,50 @@ def test_a_grad_flagged_cells_reused_forward_still_recomputes_the_marked_operato
     _, base_col, base_row = _grads(mark=False)
     np.testing.assert_array_equal(g_col.numpy(), base_col)
     np.testing.assert_array_equal(g_row.numpy(), base_row)
+
+
+class _MatMulChain(nn.Cell):
+    """x @ W1 @ ... @ WL with one marked operator: each matmul saves its input, and backward
+    makes each W's gradient (as large) while it walks back, so a step that frees each saved
+    input once its matmul's backward has run peaks near L activations; one that keeps them all
+    to the end of backward peaks near L activations plus L gradients."""
+
+    def __init__(self, layers: int, width: int):
+        super().__init__()
+        rng = np.random.default_rng(0)
+        self.weights = [ms.Parameter(ms.Tensor((rng.standard_normal((width, width)) / width).astype(np.float32)),
+                                     name=f"w{i}") for i in range(layers)]
+        self.matmuls = [ops.MatMul() for _ in range(layers)]
+        self.neg = ops.Neg().recompute()  # any mark turns the layer's saved-tensor frame on
+
+    def construct(self, x):
+        for matmul, w in zip(self.matmuls, self.weights, strict=True):
+            x = matmul(x, w)
+        return self.neg(x).sum()
+
+
+def _step_peak(net: _MatMulChain, x, through_cell: bool) -> tuple[int, list]:
+    from paddle.base import core
+
+    for w in net.weights:
+        w.clear_gradient(False)
+    before = core.host_memory_stat_current_value("Allocated", 0)
+    core.host_memory_stat_reset_peak_value("Allocated", 0)
+    loss = net(x) if through_cell else net.construct(x)  # construct: no recipe scope, plain Paddle
+    loss.backward()
+    peak = core.host_memory_stat_peak_value("Allocated", 0) - before
+    grads = [loss.numpy()] + [w.grad.numpy() for w in net.weights]
+    del loss
+    return peak, grads
+
+
+def test_marked_primitives_do_not_keep_saved_tensors_to_the_end_of_backward(memory_stats):
+    layers, width = 6, 256  # each activation and gradient: 256 KiB
+    net = _MatMulChain(layers, width)
+    x = ms.Tensor(np.linspace(-1, 1, width * width, dtype=np.float32).reshape(width, width))
+    plain_peak, plain_grads = _step_peak(net, x, through_cell=False)
+    peak, grads = _step_peak(net, x, through_cell=True)
+    assert plain_peak >= layers * width * width * 4  # the activations were measured
+    assert peak <= plain_peak, (peak, plain_peak)
+    for ours, base in zip(grads, plain_grads, strict=True):
+        np.testing.assert_array_equal(ours, base)
