@@ -6,6 +6,7 @@ flag; it is set here too for runs that start in this directory).
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -18,7 +19,10 @@ from _ms_helpers import held_bytes  # noqa: E402
 
 @pytest.fixture
 def memory_stats():
-    """Fail clearly if Paddle's host memory statistics are off."""
+    """Fail clearly if Paddle's host memory statistics are off. Earlier tests' cyclic garbage
+    (an error's traceback holding tensors, say) is collected first, so that the collector
+    does not free it in the middle of a measurement."""
+    gc.collect()
     before = held_bytes()
     probe = paddle.ones([4096])
     if held_bytes() - before < 4096:

@@ -123,6 +123,19 @@ def test_held_bytes_drop_where_a_mark_applies(runs, variant):
         assert runs["recompute"]["held_bytes"][0] < held[0]
 
 
+@pytest.mark.parametrize("variant", ("select_recompute", "select_pattern", "select_exclude"))
+def test_selective_marks_do_not_raise_the_step_peak(runs, variant):
+    """Primitive marks turn the layer's saved-tensor frame on; what it keeps rather than
+    recomputes is freed once its node's backward has run, as without the frame, so a step
+    peaks where the same step without recompute does (1.6x higher when the frame kept every
+    activation to the end of backward)."""
+    peaks, none = runs[variant]["step_peak_bytes"], runs["none"]["step_peak_bytes"]
+    assert len(peaks) == len(none) == RECORD["steps"]
+    # 1% margin: measured 128 bytes above the plain step (705,800 against 705,672), a few
+    # small allocations of the reruns not yet pinned down; the defect this guards was +63%.
+    assert all(p <= n * 1.01 for p, n in zip(peaks, none, strict=True)), (peaks, none)
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_keys_for_several_devices_are_said_once(runs, variant):
     """``recompute_slice_activation=True`` reaches ``Cell.recompute`` on both layers; the layer
