@@ -84,19 +84,26 @@ class Recipe:
     """Something that can produce a tensor again; shared by every reference to it.
 
     ``pending`` counts references not yet unpacked; while it is positive the computed value
-    is cached so that all consumers receive one recomputation.
+    is cached so that all consumers receive one recomputation. A backward through a retained
+    graph unpacks every reference again: it starts the count anew (``references``), so that
+    backward too computes the value once (its tensor inputs are let go after one use unless
+    the graph is retained).
     """
 
-    __slots__ = ("pending", "cached", "__weakref__")
+    __slots__ = ("pending", "references", "cached", "__weakref__")
 
     def __init__(self):
         self.pending = 0
+        self.references = 0
         self.cached = None
 
     def acquire(self) -> None:
         self.pending += 1
+        self.references += 1
 
     def take(self) -> Any:
+        if self.pending <= 0:  # every reference was unpacked: a further backward
+            self.pending = self.references
         value = self.cached
         if value is None:
             value = self.compute()

@@ -231,3 +231,17 @@ def test_marked_primitives_do_not_keep_saved_tensors_to_the_end_of_backward(memo
     assert peak <= plain_peak, (peak, plain_peak)
     for ours, base in zip(grads, plain_grads, strict=True):
         np.testing.assert_array_equal(ours, base)
+
+
+def test_backward_through_a_retained_graph_recomputes_once_per_backward():
+    grads = {}
+    for mark in (False, True):
+        CountingAdd.calls = 0
+        net, col = Outer(mark), _column()
+        loss = net(col)
+        loss.backward(retain_graph=True)
+        loss.backward()
+        grads[mark] = (col.grad.numpy(), net.row.grad.numpy())
+    assert CountingAdd.calls == 3  # forward + one recomputation per backward
+    for ours, base in zip(grads[True], grads[False], strict=True):
+        np.testing.assert_array_equal(ours, base)
