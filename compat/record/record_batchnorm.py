@@ -32,7 +32,7 @@ from record_zoo import start_mindspore  # noqa: E402
 
 import zoo_case  # noqa: E402
 
-ZOO = HERE.parents[1] / "tests" / "mindspore" / "recorded" / "zoo"
+ZOO = HERE.parent / "tests" / "recorded" / "zoo"
 STEPS = 4
 NOISE_SEEDS = (1, 2, 3, 4)
 # name -> (shape, channel mean, channel spread, momentum)
