@@ -13,9 +13,10 @@ kept as the core keeps a saved tensor (``extend.Kept``), which lets go of it onc
 unless the backward retains the graph: Paddle holds what a pack hook returns as long as the
 grad node lives, to the end of backward, so a frame that held its saved tensors would keep
 every activation of the step to the end (selective marks raised a step's peak 1.6x). A
-recipe's tensor inputs are kept the same way, let go once its rerun has used them.  In backward the recipe reruns the callable (without a graph) the first time
-one of its references is unpacked and hands the value to every reference still pending, so
-the output is computed once more per backward, however many consumers saved it.
+recipe's tensor inputs are kept the same way, let go once its rerun has used them.  In
+backward the recipe reruns the callable (without a graph) the first time one of its
+references is unpacked and hands the value to every reference still pending, so the output
+is computed once more per backward, however many consumers saved it.
 
 A recipe input that is itself a registered output is held as that recipe, not as a tensor,
 so chains of marked operators keep only the chain's first input.  In-place writes are

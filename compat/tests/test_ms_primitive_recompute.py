@@ -195,8 +195,8 @@ class _MatMulChain(nn.Cell):
     def __init__(self, layers: int, width: int):
         super().__init__()
         rng = np.random.default_rng(0)
-        self.weights = [ms.Parameter(ms.Tensor((rng.standard_normal((width, width)) / width).astype(np.float32)),
-                                     name=f"w{i}") for i in range(layers)]
+        values = [(rng.standard_normal((width, width)) / width).astype(np.float32) for _ in range(layers)]
+        self.weights = [ms.Parameter(ms.Tensor(v), name=f"w{i}") for i, v in enumerate(values)]
         self.matmuls = [ops.MatMul() for _ in range(layers)]
         self.neg = ops.Neg().recompute()  # any mark turns the layer's saved-tensor frame on
 
