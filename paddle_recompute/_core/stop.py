@@ -11,11 +11,22 @@ execute, or the next Python function they call, raises :class:`StopRecompute` th
 plain Python, where unwinding is cheap and frees everything.  ``run`` catches it and puts
 the caller's trace function (a debugger's, coverage's, or none) back.  Until then, further
 pack calls of the rerun just discard what they are given.
+
+Not every "call" from a stopping frame is a call its code made: the interpreter also runs
+Python code on its own wherever a last reference goes or the collector runs: weakref
+callbacks (``weakref.finalize`` and the weak containers' removers among them), ``__del__``,
+the ``close()`` of a dropped generator.  An exception raised there cannot
+reach :meth:`Stoppable.run`: Python prints it as "unraisable", skips the callback's body and
+drops the tracer, so the rerun would not stop either.  ``_on_call`` lets such code run; the
+stop comes at the stopping frame's next line.  Generators resumed on purpose (``next``) are
+let through as well: they cannot be told apart from a close, and run one step at most.
 """
 
 from __future__ import annotations
 
+import inspect
 import sys
+import weakref
 
 from . import hooks
 
@@ -24,6 +35,7 @@ __all__ = ["Stoppable", "StopRecompute"]
 _PACK_CODE = hooks._pack.__code__
 _HOOK_CODES = frozenset((_PACK_CODE, hooks._unpack.__code__))
 _UNSET = object()
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 class StopRecompute(BaseException):
@@ -40,9 +52,24 @@ def _on_call(frame, event, arg):
     """Global tracer: a call made from a stopping frame stops too (``return f(g(x))`` has no
     line after ``g``), except our hook dispatcher, which Paddle calls from inside the op."""
     caller = frame.f_back
-    if caller is not None and caller.f_trace is _raise_on_line and frame.f_code not in _HOOK_CODES:
+    if (caller is not None and caller.f_trace is _raise_on_line and frame.f_code not in _HOOK_CODES
+            and not _run_by_the_interpreter(frame)):
         raise StopRecompute
     return None
+
+
+def _run_by_the_interpreter(frame) -> bool:
+    """Whether ``frame`` may be code the interpreter called on its own (a finaliser, a weakref
+    callback, a generator's close), where an exception cannot propagate: see NOTE
+    [ Early stop ].  Called only for the few calls made from a stopping frame."""
+    code = frame.f_code
+    if code.co_name == "__del__" or code.co_flags & _RESUMABLE:
+        return True
+    # a weakref callback gets the dead reference (after ``self`` for a bound method or
+    # ``weakref.finalize.__call__``)
+    arguments = frame.f_locals
+    return any(isinstance(arguments.get(name), weakref.ReferenceType)
+               for name in code.co_varnames[:min(code.co_argcount, 2)])
 
 
 class Stoppable:
