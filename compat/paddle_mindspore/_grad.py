@@ -32,17 +32,24 @@ __all__ = ["grad", "value_and_grad", "GradOperation"]
 
 
 def _positions(grad_position: Any) -> tuple[int, ...]:
+    """MindSpore's checks and texts (``_convert_grad_position_type``), in its order: a bool is
+    an int (``True`` is position 1), a list is refused, duplicates are looked for first."""
     if grad_position is None:
         return ()
-    if isinstance(grad_position, int) and not isinstance(grad_position, bool):
-        return (grad_position,)
-    if isinstance(grad_position, tuple | list) and all(
-            isinstance(p, int) and not isinstance(p, bool) for p in grad_position):
+    if isinstance(grad_position, tuple):
         if len(set(grad_position)) != len(grad_position):
             raise ValueError("There are duplicate positions in `grad_position`, please check it")
-        return tuple(grad_position)
-    raise TypeError(f"For 'grad', the 'grad_position' must be an int, a tuple of ints or None, "
-                    f"but got {grad_position!r}.")
+        for p in grad_position:
+            if not isinstance(p, int):
+                raise TypeError("For 'F.grad', the element in 'grad_position' must be int.")
+            if p < 0:
+                raise ValueError("The element in grad_position must be >= 0.")
+        return tuple(int(p) for p in grad_position)
+    if isinstance(grad_position, int):
+        if grad_position < 0:
+            raise ValueError("grad_position must be >= 0.")
+        return (int(grad_position),)
+    raise TypeError("For 'F.grad', the 'grad_position' must be int or tuple.")
 
 
 def _weight_list(weights: Any) -> list:
@@ -106,8 +113,8 @@ def differentiate(fn: Callable[..., Any], args: tuple, kwargs: dict, positions: 
     input gradients, weight gradients)``, each through the hooks registered on its input or
     weight (NOTE [ Gradient hooks on copies ] in ``_grad_hooks.py``)."""
     for p in positions:
-        if not -len(args) <= p < len(args):
-            raise IndexError(f"For 'grad', grad_position {p} is out of range for {len(args)} inputs.")
+        if not 0 <= p < len(args):  # MindSpore's text (a RuntimeError from its C++ side)
+            raise RuntimeError(f"Position index {p} is exceed input size.")
     run = take(fn, args, kwargs)
     if run is not None and _reusable(run, positions):
         out, leaves = run.out, [run.passed[p] for p in positions]
@@ -148,7 +155,8 @@ def _detached(out: Any) -> Any:
 
 
 def _arrange(input_grads: list, weight_grads: list, grad_position: Any, weights: Any) -> Any:
-    ig = input_grads[0] if isinstance(grad_position, int) else tuple(input_grads)
+    # one position, given as an int or as a tuple of one, is one Tensor in MindSpore (recorded)
+    ig = input_grads[0] if len(input_grads) == 1 else tuple(input_grads)
     wg = weight_grads[0] if isinstance(weights, Parameter) else tuple(weight_grads)
     if grad_position is None:
         return wg
@@ -162,6 +170,12 @@ def _check_targets(grad_position: Any, weights: Any) -> None:
         raise ValueError("`grad_position` and `weight` can not be None at the same time.")
 
 
+def _check_called(positions: tuple, grad_position: Any) -> None:
+    """What MindSpore checks when the transform is called (its texts, RuntimeErrors)."""
+    if grad_position is not None and not positions:
+        raise RuntimeError("grad_position should not be empty when grad by position!")
+
+
 def grad(fn: Callable[..., Any], grad_position: Any = 0, weights: Any = None, has_aux: bool = False,
          return_ids: bool = False) -> Callable[..., Any]:
     """``mindspore.grad``: a function returning the gradients of ``fn`` (and ``aux`` if ``has_aux``)."""
@@ -171,6 +185,7 @@ def grad(fn: Callable[..., Any], grad_position: Any = 0, weights: Any = None, ha
     positions, wlist = _positions(grad_position), _weight_list(weights)
 
     def grad_fn(*args: Any, **kwargs: Any) -> Any:
+        _check_called(positions, grad_position)
         out, ig, wg = differentiate(fn, args, kwargs, positions, wlist, has_aux)
         grads = _arrange(ig, wg, grad_position, weights)
         return (grads, tuple(out[1:])) if has_aux else grads
@@ -190,6 +205,7 @@ def value_and_grad(fn: Callable[..., Any], grad_position: Any = 0, weights: Any 
     positions, wlist = _positions(grad_position), _weight_list(weights)
 
     def value_and_grad_fn(*args: Any, **kwargs: Any) -> Any:
+        _check_called(positions, grad_position)
         out, ig, wg = differentiate(fn, args, kwargs, positions, wlist, has_aux)
         return out, _arrange(ig, wg, grad_position, weights)
 
