@@ -42,12 +42,18 @@ class PolicyRecomputation(Recomputation):
         self.strayed = False  # met an operator other than the recorded one: run all from there
 
     def observe_op(self, name, fn, args, kwargs):
+        """Number the call and run, skip, rebuild or leave it out: ``op_index`` counts the
+        calls that are one of these (``ran + skipped + rebuilt + left_out``)."""
         k = self.op_index
         self.op_index = k + 1
+        done = self.ran + self.skipped + self.rebuilt + self.left_out
         try:
             return self._observe(k, name, fn, args, kwargs)
         except BaseException:
-            self.op_index = k  # a call that raised was not numbered in forward either
+            # A call that raised was not numbered in forward either; but a stop raised by a
+            # Python frame around a kernel that ran (NOTE [ Early stop ]) ends a counted call.
+            if self.ran + self.skipped + self.rebuilt + self.left_out == done:
+                self.op_index = k
             raise
 
     def observe_read(self, tensor) -> None:
@@ -65,10 +71,9 @@ class PolicyRecomputation(Recomputation):
         if op is None or op.name != name or self.count != op.first:
             # Run it first: a call that raises (``x[3]`` ending ``q, k, v = x``) was not
             # numbered in forward either, and raises alike on a stand-in of the same shape.
-            out = fn(*args, **kwargs)
+            out = self._kernel(fn, args, kwargs)
             self.strayed = True
             self._check_inputs(k, name, args, kwargs)
-            self.ran += 1
             return out
         if op.skippable and op.unchanged():
             self._fill_slots(op, args, kwargs)
@@ -95,8 +100,21 @@ class PolicyRecomputation(Recomputation):
 
     def _run(self, k: int, name, fn, args, kwargs):
         self._check_inputs(k, name, args, kwargs)
+        return self._kernel(fn, args, kwargs)
+
+    def _kernel(self, fn, args, kwargs):
+        """Run ``fn``, counted in ``ran`` unless it raised.  A stop coming out of it ends a call
+        that ran: it is raised by a Python frame around the kernel (a timer, a stand-in in
+        ``paddle._C_ops``) after the kernel handed over the last needed tensor.  Counted
+        before the call: once the stop is armed, the next line of this frame would raise it."""
         self.ran += 1
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except StopRecompute:
+            raise
+        except BaseException:
+            self.ran -= 1  # the kernel failed (``x[3]`` ending ``q, k, v = x``)
+            raise
 
     def _check_inputs(self, k: int, name, args, kwargs) -> None:
         if not self.stand_ins:

@@ -27,9 +27,14 @@ __all__ = ["MeasuredFrame", "RerunCounts", "measured_regions", "buffer_of", "add
 class RerunCounts:
     """The operator calls of one rerun of a policy region.
 
+    Each call the rerun numbered is counted in exactly one of ``ran``, ``skipped``,
+    ``rebuilt`` and ``left_out``: ``observed`` is their sum.  A call that raised (and was
+    caught by the region) is in none, as in the forward's numbering.
+
     Attributes:
-        observed: calls the rerun numbered (it stops after the last saved tensor it needs).
-        ran: calls whose kernel ran.
+        observed: calls the rerun numbered (it stops after the last saved tensor it needs;
+            the call that handed that tensor over is numbered).
+        ran: calls whose kernel ran, the one at which the rerun stopped included.
         skipped: calls replayed from their kept outputs.
         rebuilt: dropout outputs rebuilt from their kept masks.
         left_out: calls no needed tensor depends on, not run.
