@@ -51,8 +51,9 @@ class Primitive:
     def recompute(self, mode: bool = True) -> Primitive:
         """Recompute this operator's output in backward instead of storing it.
 
-        MindSpore honours this in graph mode only; here it always takes effect (inside a
-        Cell's forward or a grad function). Returns ``self``.
+        MindSpore honours this in graph mode only; here it takes effect inside a Cell's
+        forward or a grad function, on a primitive that is called (``nn.Dropout``'s own
+        primitive is not: its mark does nothing, as in PyNative). Returns ``self``.
 
         Raises:
             TypeError: ``mode`` is not a bool (MindSpore's text).

@@ -95,7 +95,9 @@ class Dropout(Cell):
         self.p = p
         # MindSpore's cell holds its ``ops.Dropout`` primitive as ``dropout``; models reach it
         # to record a sharding strategy (mindformers: ``cell.dropout.dropout.shard(...)``).
-        # construct below draws its mask with Paddle's dropout, not through this primitive.
+        # construct below draws its mask with Paddle's dropout, not through this primitive, so
+        # a ``recompute()`` mark on it is kept as its attribute and does nothing: what
+        # MindSpore 2.10 does in PyNative (compat/tests/test_ms_dropout_mark.py).
         self.dropout = _DropoutPrimitive(1.0 - p)
 
     def extend_repr(self) -> str:
