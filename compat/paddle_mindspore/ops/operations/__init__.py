@@ -51,6 +51,7 @@ from .._more_primitives import (
     Zeros,
     ZerosLike,
 )
+from .._fused_primitives import Morph, RmsNorm
 from .._nn import Conv2D, Conv2DTranspose, Dropout, ReLU, Sigmoid, Softmax, Tanh
 
 __all__ = [
@@ -98,6 +99,7 @@ __all__ = [
     "CumSum",
     "Mod",
     "Morph",
+    "RmsNorm",
     "nn_ops",
     "comm_ops",
     "_inner_ops",
@@ -130,7 +132,6 @@ from . import _inner_ops, comm_ops, nn_ops  # noqa: E402  (submodules, after the
 # MissingAPIError when constructed (see _unprovided.py).
 CumSum = _unprovided_class("mindspore.ops.operations.CumSum")
 Mod = _unprovided_class("mindspore.ops.operations.Mod")
-Morph = _unprovided_class("mindspore.ops.operations.Morph")
 
 
 def __getattr__(name: str):
