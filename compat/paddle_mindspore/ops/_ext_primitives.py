@@ -133,7 +133,7 @@ class ArgMaxWithValue(Primitive):
         values = paddle.take_along_axis(input, index, axis=self.axis)
         if not self.keep_dims:
             index, values = index.squeeze(self.axis), values.squeeze(self.axis)
-        return index.astype("int32"), values
+        return index, values
 
 
 class Minimum(_Compare):

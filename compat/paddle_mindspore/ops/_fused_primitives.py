@@ -15,6 +15,7 @@ import paddle
 import paddle.nn.functional as F
 
 from .._primitive import Primitive
+from ..context import GRAPH_MODE, get_context
 from .._validate import not_provided
 
 __all__ = ["RmsNorm", "FlashAttentionScore", "DropoutExt", "Morph"]
@@ -165,8 +166,6 @@ class Morph(Primitive):
         self.add_prim_attr("__metamorphosis__", True)
 
     def compute(self, *args: Any) -> Any:
-        from ..context import GRAPH_MODE, get_context
-
         if get_context("mode") != GRAPH_MODE:
             raise RuntimeError("Only GRAPH_MODE is supported for Morph, but got PYNATIVE_MODE.")
         if self.bprop_fn is not None:
