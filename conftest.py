@@ -38,7 +38,6 @@ SUBPROCESS: dict[str, object] = {
     "test_ms_mindformers_glm2.py": ALL,
     "test_ms_mindformers_qwen3.py": ALL,
     "test_ms_mindformers_llama.py": ALL,
-    "test_ms_mindformers_qwen3.py": ALL,
     "test_ms_mindformers_recompute_config.py": ALL,
     "test_ms_qwen3_names.py": {"test_runtime_settings_apply_once_per_process"},
     "test_ms_runner.py": {"test_python_m_runner_runs_the_unmodified_docstring_example",

@@ -30,13 +30,12 @@ import os
 import runpy
 import sys
 
-import numpy as np
 import mindspore as ms
-from mindspore import nn, ops
-
+import numpy as np
 from mindformers.parallel_core.training_graph.base_models.common.embeddings import rotary_pos_embedding
 from mindformers.parallel_core.training_graph.tensor_parallel import layers
 from mindformers.parallel_core.training_graph.transformer import flash_attention, norm
+from mindspore import nn, ops
 
 LOWEST = float(np.finfo(np.float32).min)
 

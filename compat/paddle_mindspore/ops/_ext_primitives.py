@@ -52,7 +52,8 @@ class SumExt(Primitive):
     """``SumExt()(input, dim=None, keepdim=False, dtype=None)``: the sum over ``dim`` (every
     axis for ``None``), in ``dtype`` when given."""
 
-    def compute(self, input: paddle.Tensor, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> paddle.Tensor:
+    def compute(self, input: paddle.Tensor, dim: Any = None, keepdim: bool = False,
+                dtype: Any = None) -> paddle.Tensor:
         x = input if dtype is None else input.astype(to_paddle_dtype(dtype))
         axis = None if dim is None else axis_list(dim)
         return paddle.sum(x, axis=axis or None, keepdim=keepdim)
@@ -111,7 +112,8 @@ class OneHotExt(Primitive):
         self.axis = axis
         self.add_prim_attr("axis", axis)
 
-    def compute(self, tensor: paddle.Tensor, num_classes: int, on_value: Any, off_value: Any) -> paddle.Tensor:
+    def compute(self, tensor: paddle.Tensor, num_classes: int, on_value: Any,
+                off_value: Any) -> paddle.Tensor:
         on, off = tensor_operands(self.name, on_value, off_value)
         hot = F.one_hot(tensor.astype("int64"), int(num_classes)).astype(on.dtype)
         if self.axis != -1:

@@ -8,15 +8,16 @@ sum in their own order); gradients are Paddle's autograd through the same arithm
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import paddle
 import paddle.nn.functional as F
 
 from .._primitive import Primitive
-from ..context import GRAPH_MODE, get_context
 from .._validate import not_provided
+from ..context import GRAPH_MODE, get_context
 
 __all__ = ["RmsNorm", "FlashAttentionScore", "DropoutExt", "Morph"]
 

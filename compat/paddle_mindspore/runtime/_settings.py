@@ -48,7 +48,8 @@ def set_memory(init_size: str = "2GB", increase_size: str = "2GB", max_size: str
         raise RuntimeError("The 'set_memory' can not be set repeatedly.")
     sizes = [_size(v) for v in (init_size, increase_size, max_size)]
     if not isinstance(huge_page_reserve_size, str) or not _MEMORY.match(huge_page_reserve_size):
-        raise ValueError(f"'huge_page_reserve_size' should be like \"0GB\", but got {huge_page_reserve_size}.")
+        raise ValueError(
+            f"'huge_page_reserve_size' should be like \"0GB\", but got {huge_page_reserve_size}.")
     if optimize_level not in ("O0", "O1"):
         raise ValueError(f"The optimize_level must be one of ['O0', 'O1'], but got {optimize_level}.")
     _settings["memory"] = {"init_size": sizes[0], "increase_size": sizes[1], "max_size": sizes[2],
@@ -89,7 +90,8 @@ def set_cpu_affinity(enable_affinity: bool, affinity_cpu_list: Any = None, modul
     cpus = _cpus(affinity_cpu_list) if affinity_cpu_list else set()
     if module_to_cpu_dict:
         if not isinstance(module_to_cpu_dict, dict):
-            raise TypeError(f"The parameter 'module_to_cpu_dict' must be dict, but got {type(module_to_cpu_dict)}")
+            raise TypeError(
+                f"The parameter 'module_to_cpu_dict' must be dict, but got {type(module_to_cpu_dict)}")
         if set(module_to_cpu_dict) - {"main"}:
             raise not_provided(f"mindspore.runtime.set_cpu_affinity(module_to_cpu_dict={module_to_cpu_dict})",
                                "only the 'main' module's thread exists here")

@@ -8,6 +8,23 @@ when constructed (see ``_unprovided.py``).
 
 from ..._unprovided import unprovided_class
 from .._array import Cast, Concat, ExpandDims, Reshape, Transpose
+from .._ext_primitives import (
+    AddExt,
+    ArgMaxWithValue,
+    Cos,
+    InplaceCopy,
+    Minimum,
+    Muls,
+    OneHotExt,
+    Outer,
+    Sin,
+    Split,
+    StackExt,
+    SubExt,
+    SumExt,
+    ZerosLikeExt,
+)
+from .._fused_primitives import DropoutExt, FlashAttentionScore, RmsNorm
 from .._glm_primitives import (
     ApplyRotaryPosEmb,
     Equal,
@@ -35,23 +52,6 @@ from .._llm_primitives import (
 from .._math import Add, BatchMatMul, Div, Exp, MatMul, Mul, Neg, RealDiv, ReduceMean, ReduceSum, Sqrt, Sub
 from .._more_primitives import OneHot, Ones, OnesLike, Shape, Square, Tile, Zeros
 from .._nn import ReLU, Sigmoid, Softmax
-from .._ext_primitives import (
-    AddExt,
-    ArgMaxWithValue,
-    Cos,
-    InplaceCopy,
-    Minimum,
-    Muls,
-    OneHotExt,
-    Outer,
-    Sin,
-    Split,
-    StackExt,
-    SubExt,
-    SumExt,
-    ZerosLikeExt,
-)
-from .._fused_primitives import DropoutExt, FlashAttentionScore, RmsNorm
 
 __all__ = [
     "Cast", "Concat", "ExpandDims", "Reshape", "Transpose", "AssignAdd", "Pow", "Maximum", "Addcmul",

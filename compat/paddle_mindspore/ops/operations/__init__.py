@@ -4,6 +4,7 @@ from ..._primitive import Primitive
 from ..._unprovided import unprovided_class as _unprovided_class
 from ..._validate import missing as _missing
 from .._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
+from .._fused_primitives import Morph, RmsNorm
 from .._glm_primitives import (
     ApplyRotaryPosEmb,
     Equal,
@@ -51,7 +52,6 @@ from .._more_primitives import (
     Zeros,
     ZerosLike,
 )
-from .._fused_primitives import Morph, RmsNorm
 from .._nn import Conv2D, Conv2DTranspose, Dropout, ReLU, Sigmoid, Softmax, Tanh
 
 __all__ = [
