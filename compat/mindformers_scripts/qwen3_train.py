@@ -14,8 +14,9 @@ mixes batch rows into heads and hands the attention a key with the wrong batch s
 MindSpore 2.10's CPU build builds this network but cannot train it: the training-graph path
 always uses ``FlashAttention`` (``FlashAttentionScore``) as its core attention and
 ``FusedNorm`` (``RmsNorm``) for the final norm and the q/k norms (``fused_norm`` is not passed
-to the layer spec), and its rotary embedding uses ``Outer``; none of the three has a CPU kernel.
-It also reshapes labels and logits with ``ops.Morph``, which runs only in GRAPH_MODE (hence
+to the layer spec), and its rotary embedding uses ``Outer``; none of the three has a CPU kernel,
+nor has the embedding lookup's backward. compat/record/record_mindformers_qwen3.py records it
+with those four as compositions of CPU ops (compat/record/qwen3_cpu_compositions.py). It also reshapes labels and logits with ``ops.Morph``, which runs only in GRAPH_MODE (hence
 GRAPH_MODE here). ``Qwen3ForCausalLM`` picks ``PyNativeQwen3ForCausalLM`` in PyNative mode,
 which needs the ``hyper_parallel`` package (not installed), and this class otherwise.
 
