@@ -36,6 +36,8 @@ PRIMITIVES = {
     "minimum_scalar": _G + "idx = Tensor(np.array([3, 7, 1], np.int32))\nresult = g.Minimum()(idx, 4)",
     "inplace_copy": _G + "t = Tensor(np.zeros((3, 4), np.float32))\nr = g.InplaceCopy()(t, Y)\nresult = (r, t)",
     "inplace_copy_broadcast": _G + "t = Tensor(np.zeros((3, 4), np.float32))\ng.InplaceCopy()(t, Tensor(np.array([1.0, 2.0, 3.0, 4.0], np.float32)))\nresult = t",
+    "inplace_copy_grad": _G + "result = vg(lambda x, y: g.InplaceCopy()(x * 2, y) * 1, X, Y)",
+    "inplace_copy_grad_broadcast": _G + "result = vg(lambda x, y: g.InplaceCopy()(x * 2, y[0]) * 1, X, Y)",
     "generator_step": "from mindspore.common.generator import Generator\ngen = Generator()\nstep = lambda n: [int(t) for t in gen._step(Tensor(n, ms.int64))]\na = step(1)\nb = step(3)\ngen.manual_seed(7)\nc = step(2)\nd = step(1)\nresult = (a, b, c, d, gen.initial_seed())",
     "generator_step_dtype": "from mindspore.common.generator import Generator\nresult = Generator()._step(Tensor(1, ms.int64))",
 }
