@@ -4,6 +4,7 @@ from ..._primitive import Primitive
 from ..._unprovided import unprovided_class as _unprovided_class
 from ..._validate import missing as _missing
 from .._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
+from .._ext_primitives import ArgMaxWithValue, Cos, Minimum, Sin, Split
 from .._fused_primitives import Morph, RmsNorm
 from .._glm_primitives import (
     ApplyRotaryPosEmb,
@@ -100,6 +101,11 @@ __all__ = [
     "Mod",
     "Morph",
     "RmsNorm",
+    "ArgMaxWithValue",
+    "Cos",
+    "Minimum",
+    "Sin",
+    "Split",
     "nn_ops",
     "comm_ops",
     "_inner_ops",
