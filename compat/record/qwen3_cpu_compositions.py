@@ -1,5 +1,6 @@
-"""Run compat/mindformers_scripts/qwen3_train.py on MindSpore 2.10's CPU build with the three
-primitives the CPU build has no kernel for computed as compositions of MindSpore CPU ops (for
+"""Run compat/mindformers_scripts/qwen3_train.py on MindSpore 2.10's CPU build with the four
+operations the CPU build has no kernel for (``RmsNorm``, ``Outer``, ``FlashAttentionScore``, the
+embedding lookup's backward) computed as compositions of MindSpore CPU ops (for
 compat/record/record_mindformers_qwen3.py; real MindSpore only).
 
     /work/msvenv/bin/python qwen3_cpu_compositions.py qwen3_train.py [script args]
@@ -19,6 +20,10 @@ computes what the primitive's documentation says, with CPU ops:
   softmax_sum, softmax_out, attention_out)``: the row max and the row sum of ``exp(scores - max)``
   repeated 8 times on the last axis, an empty ``softmax_out``, and the attention output; only
   the last is used by mindformers here.
+- ``VocabParallelEmbedding.embedding_morph`` (a ``Morph`` over ``mint.nn.functional.embedding``,
+  whose backward ``EmbeddingDenseBackward`` has no CPU kernel; one device, no sequence
+  parallelism): ``Gather`` of the rows, reshaped to ``(batch, seq, hidden)`` (the same numbers
+  forward; the gradient adds into the gathered rows).
 
 Everything else (the script, mindformers, the rest of MindSpore, GRAPH_MODE, recompute) is as
 it is. The script runs as ``__main__``.
