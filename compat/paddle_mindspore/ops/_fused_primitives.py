@@ -168,7 +168,7 @@ class Morph(Primitive):
 
     def compute(self, *args: Any) -> Any:
         if get_context("mode") != GRAPH_MODE:
-            raise RuntimeError("Only GRAPH_MODE is supported for Morph, but got PYNATIVE_MODE.")
+            raise RuntimeError("Morph is only supported in GRAPH_MODE.")  # MindSpore 2.10's text
         if self.bprop_fn is not None:
             raise not_provided("Morph(..., bprop_fn=...)", "give Morph no bprop_fn: its gradient is fn's")
         return self.fn(*args)
