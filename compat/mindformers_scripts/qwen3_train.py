@@ -3,15 +3,20 @@
 ``parallel_core/training_graph``'s ``GPTModel``) trained a few steps with recompute, written as a
 mindformers user writes it, for ``paddle-mindspore`` to run unmodified.
 
-2 layers, hidden 32, 4 heads of 8 (2 key/value groups), MLP 64, vocab 128, sequence 16,
+2 layers, hidden 32, 4 heads of 8 (4 key/value heads), MLP 64, vocab 128, sequence 16,
 float32, no dropout, ``use_flash_attention=False``, ``fused_norm=False``;
 ``mindspore.value_and_grad`` and ``nn.SGD``. The batches are tokens drawn with numpy.
+Key/value groups (fewer key/value heads than heads) are left out: with
+``use_flash_attention=False`` mindformers 2.1.0 repeats the key/value heads (``_repeat_kv``) on
+the ``(seq, batch, heads, dim)`` tensors as if they were ``(batch, heads, seq, dim)``, which
+mixes batch rows into heads and hands the attention a key with the wrong batch size.
 
 MindSpore 2.10's CPU build builds this network but cannot train it: the training-graph path
 always uses ``FlashAttention`` (``FlashAttentionScore``) as its core attention and
 ``FusedNorm`` (``RmsNorm``) for the final norm and the q/k norms (``fused_norm`` is not passed
-to the layer spec), and its rotary embedding uses ``Outer``; none of the three has a CPU kernel.
-It also reshapes labels and logits with ``ops.Morph``, which runs only in GRAPH_MODE (hence
+to the layer spec), and its rotary embedding uses ``Outer``; none of the three has a CPU kernel,
+nor has the embedding lookup's backward. compat/record/record_mindformers_qwen3.py records it
+with those four as compositions of CPU ops (compat/record/qwen3_cpu_compositions.py). It also reshapes labels and logits with ``ops.Morph``, which runs only in GRAPH_MODE (hence
 GRAPH_MODE here). ``Qwen3ForCausalLM`` picks ``PyNativeQwen3ForCausalLM`` in PyNative mode,
 which needs the ``hyper_parallel`` package (not installed), and this class otherwise.
 
@@ -59,7 +64,7 @@ def build(variant):
         intermediate_size=64,
         num_hidden_layers=LAYERS,
         num_attention_heads=4,
-        num_key_value_heads=2,
+        num_key_value_heads=4,
         head_dim=8,
         max_position_embeddings=SEQ,
         seq_length=SEQ,

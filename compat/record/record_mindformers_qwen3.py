@@ -1,43 +1,60 @@
-"""Record what real MindSpore 2.10's CPU build gives for compat/mindformers_scripts/qwen3_train.py
-(mindformers 2.1.0's Qwen3 on its training-graph path, ``TrainingQwen3ForCausalLM``, unmodified).
+"""Record real MindSpore 2.10 running compat/mindformers_scripts/qwen3_train.py (mindformers
+2.1.0's Qwen3 on its training-graph path, ``TrainingQwen3ForCausalLM``, unmodified) on the CPU in
+GRAPH_MODE, for compat/tests/test_ms_mindformers_qwen3.py.
 
     /work/msvenv/bin/python compat/record/record_mindformers_qwen3.py compat/tests/recorded/mindformers_qwen3
 
-MindSpore builds the network but cannot train it on the CPU (see the script's docstring), so
-there are no losses to record. Writes ``init.npz`` (the network's initial weights by parameter
-name, as MindSpore drew them) and ``run.json``: the parameter names and shapes; ``step_error``,
-the error line MindSpore stops the first training step with, per recompute variant; and, per
-variant, the cells and primitives mindformers marks for recompute while it builds the network
-(compat/record/mindformers_recompute_marks.py). Each training run is a subprocess, as a user
-runs the script.
+MindSpore 2.10's CPU build builds this network but has no CPU kernel for three primitives it
+runs forward (``RmsNorm``, ``Outer``, ``FlashAttentionScore``) and none for the backward of the
+embedding lookup (``EmbeddingDenseBackward``). Each run therefore goes through
+compat/record/qwen3_cpu_compositions.py, which replaces those four, and only those, by
+compositions of MindSpore CPU ops that compute what the primitives' documentation says:
+
+- ``RmsNorm(eps)(x, gamma)``: ``x * rsqrt(mean(x * x, -1) + eps) * gamma`` (and ``rstd``);
+- ``Outer(x, y)``: ``x[:, None] * y[None, :]`` (the same numbers);
+- ``FlashAttentionScore`` (layout ``BNSD``, ``sparse_mode`` 0, no dropout): ``softmax(q k^T *
+  scale_value)`` with the mask's 1s excluded (score set to float32's lowest), times ``v``;
+- the embedding lookup (``mint.nn.functional.embedding`` in ``VocabParallelEmbedding``'s
+  ``Morph``): ``Gather`` of the rows (the same numbers forward; its gradient sums the same rows).
+
+So the ground truth is MindSpore's arithmetic with these as compositions. Everything else runs as
+MindSpore runs it (GRAPH_MODE: ``Morph`` runs only there).
+
+Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them)
+and ``run.json``: the parameter names and shapes; four steps' losses from ``init.npz`` for each
+recompute variant of the script (``none``, ``full``, ``select``, ``comm``, ``all``); the noise
+floor: the largest difference from the ``none`` losses over four runs with every weight scaled
+by ``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each batch's rows reversed; and,
+per variant, the cells and primitives mindformers marks for recompute while it builds the
+network (compat/record/mindformers_recompute_marks.py). Each training run is a subprocess, as a
+user runs the script.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE.parent / "mindformers_scripts" / "qwen3_train.py"
+COMPOSED = HERE / "qwen3_cpu_compositions.py"
+STEPS = 4
+NOISE_SEEDS = (1, 2, 3, 4)
 VARIANTS = ("none", "full", "select", "comm", "all")
 
 
-def run(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, str(SCRIPT), "--out", str(tmp / "out.json"), *args]
-    return subprocess.run(command, check=False, cwd=tmp, capture_output=True, text=True)
-
-
-def step_error(tmp: Path, init: Path, variant: str) -> str:
-    done = run(tmp, "--steps", "1", "--init", str(init), "--recompute", variant)
-    if done.returncode == 0:
-        raise RuntimeError(f"qwen3_train.py --recompute {variant} trained a step; record its losses instead")
-    found = re.findall(r"^(Unsupported op \[\w+\].*|RuntimeError: \S.*)$", done.stderr, re.M)
-    return found[0] if found else done.stderr.strip().splitlines()[-1]
+def run(tmp: Path, *args: str) -> dict:
+    out = tmp / "out.json"
+    command = [sys.executable, str(COMPOSED), str(SCRIPT), "--steps", str(STEPS), "--out", str(out),
+               *args]
+    subprocess.run(command, check=True, cwd=tmp, capture_output=True, text=True)
+    return json.loads(out.read_text())
 
 
 def recompute_marks() -> dict:
@@ -63,9 +80,10 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         drawn = run(tmp, "--steps", "0", "--save-init", str(init))
-        drawn.check_returncode()
-        params = json.loads((tmp / "out.json").read_text())["params"]
-        errors = {v: step_error(tmp, init, v) for v in VARIANTS}
+        by_variant = {v: run(tmp, "--init", str(init), "--recompute", v) for v in VARIANTS}
+        noisy = [run(tmp, "--init", str(init), "--recompute", "none", "--noise", str(s))["losses"]
+                 for s in NOISE_SEEDS]
+        noisy.append(run(tmp, "--init", str(init), "--recompute", "none", "--reverse-batch")["losses"])
         cwd = os.getcwd()
         os.chdir(tmp)  # mindformers writes its log folder (output/) into the working directory
         try:
@@ -74,13 +92,21 @@ def main(argv):
             os.chdir(cwd)
     import mindspore
 
+    losses = np.array(by_variant["none"]["losses"])
+    floor = np.max([np.abs(np.array(n) - losses) for n in noisy], axis=0)
     record = {
         "mindspore": mindspore.__version__,
-        "params": params,
-        "losses": None,
-        "step_error": errors,
+        "steps": STEPS,
+        "noise_seeds": list(NOISE_SEEDS), "reversed_batch_in_floor": True,
+        "composed": ["RmsNorm", "Outer", "FlashAttentionScore", "embedding (EmbeddingDenseBackward)"],
+        "params": drawn["params"],
+        "losses": {v: r["losses"] for v, r in by_variant.items()},
+        "floor": floor.tolist(),
         "recompute_marks": marks,
     }
+    for v, r in by_variant.items():
+        if r["params"] != drawn["params"]:
+            raise RuntimeError(f"qwen3_train.py --recompute {v}: other parameters than the drawn ones")
     (dest / "run.json").write_text(json.dumps(record, indent=1) + "\n")
 
 

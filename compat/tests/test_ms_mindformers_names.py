@@ -53,7 +53,7 @@ def test_mint_argmax_and_cumsum_compute_what_numpy_does():
 
 @pytest.mark.parametrize("make", [
     lambda: ms.Profiler(), lambda: ms.nn.PipelineCell(None, 1), lambda: ms.ops.auto_generate.GroupedMatmul(),
-    lambda: ms.ops.operations.nn_ops.FlashAttentionScore(4),
+    lambda: ms.ops.auto_generate.Swiglu(),
     lambda: ms.parallel.strategy.get_strategy_metadata(),
     lambda: ms.mint.distributed.barrier(), lambda: ms.common.api._pynative_executor.sync(),
     lambda: ms.dtype.uint16.itemsize,

@@ -11,6 +11,8 @@ from . import auto_generate, communication, composite, function, functional, ope
 from ._amp import AllReduce
 from ._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
 from ._communication import ReduceOp
+from ._ext_primitives import ArgMaxWithValue, Cos, Minimum, Sin, Split
+from ._fused_primitives import Morph, RmsNorm
 from ._glm_primitives import (
     ApplyRotaryPosEmb,
     Equal,
@@ -78,6 +80,7 @@ __all__ = [
     "Rsqrt", "StridedSlice",  # SiLU is in ops.auto_generate only, as in MindSpore
     "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache",
     "Stack", "Tril",
+    "ArgMaxWithValue", "Cos", "Minimum", "Sin", "Split", "Morph", "RmsNorm",  # as in MindSpore's ops
     *functional.__all__,
 ]
 

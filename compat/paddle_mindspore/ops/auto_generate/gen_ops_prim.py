@@ -8,6 +8,23 @@ when constructed (see ``_unprovided.py``).
 
 from ..._unprovided import unprovided_class
 from .._array import Cast, Concat, ExpandDims, Reshape, Transpose
+from .._ext_primitives import (
+    AddExt,
+    ArgMaxWithValue,
+    Cos,
+    InplaceCopy,
+    Minimum,
+    Muls,
+    OneHotExt,
+    Outer,
+    Sin,
+    Split,
+    StackExt,
+    SubExt,
+    SumExt,
+    ZerosLikeExt,
+)
+from .._fused_primitives import DropoutExt, FlashAttentionScore, RmsNorm
 from .._glm_primitives import (
     ApplyRotaryPosEmb,
     Equal,
@@ -43,18 +60,16 @@ __all__ = [
     "Sqrt", "Sub", "OneHot", "Ones", "OnesLike", "Shape", "Square", "Tile", "Zeros", "ReLU", "Sigmoid",
     "Softmax", "ApplyRotaryPosEmb", "Equal", "Less", "PagedAttention", "PagedAttentionMask",
     "ReshapeAndCache", "SplitWithSize",
+    "AddExt", "ArgMaxWithValue", "Cos", "InplaceCopy", "Minimum", "Muls", "OneHotExt", "Outer", "Sin",
+    "Split", "StackExt", "SubExt", "SumExt", "ZerosLikeExt", "DropoutExt", "FlashAttentionScore", "RmsNorm",
     # not provided (below)
-    "AddExt", "ArgMaxWithValue", "Chunk", "Cos", "CumsumExt", "Dense", "Erf", "FmodScalar",
-    "FusedAddTopKDiv", "GeLU", "GroupedMatmul", "IndexSelect", "MaskedSelect", "MeanExt", "Minimum",
-    "MoeDistributeCombine", "MoeDistributeDispatch", "MoeFinalizeRouting", "MoeInitRoutingV2",
-    "MoeTokenUnpermute", "Muls", "OneHotExt", "Outer", "Scatter", "Sin", "SortExt", "Split",
-    "StackExt", "SubExt", "SumExt", "Swiglu", "TopkExt", "ZerosLikeExt",
+    "Chunk", "CumsumExt", "Dense", "Erf", "FmodScalar", "FusedAddTopKDiv", "GeLU", "GroupedMatmul",
+    "IndexSelect", "MaskedSelect", "MeanExt", "MoeDistributeCombine", "MoeDistributeDispatch",
+    "MoeFinalizeRouting", "MoeInitRoutingV2", "MoeTokenUnpermute", "Scatter", "SortExt", "Swiglu",
+    "TopkExt",
 ]
 
-AddExt = unprovided_class("mindspore.ops.auto_generate.AddExt")
-ArgMaxWithValue = unprovided_class("mindspore.ops.auto_generate.ArgMaxWithValue")
 Chunk = unprovided_class("mindspore.ops.auto_generate.Chunk")
-Cos = unprovided_class("mindspore.ops.auto_generate.Cos")
 CumsumExt = unprovided_class("mindspore.ops.auto_generate.CumsumExt")
 Dense = unprovided_class("mindspore.ops.auto_generate.Dense")
 Erf = unprovided_class("mindspore.ops.auto_generate.Erf")
@@ -65,22 +80,12 @@ GroupedMatmul = unprovided_class("mindspore.ops.auto_generate.GroupedMatmul")
 IndexSelect = unprovided_class("mindspore.ops.auto_generate.IndexSelect")
 MaskedSelect = unprovided_class("mindspore.ops.auto_generate.MaskedSelect")
 MeanExt = unprovided_class("mindspore.ops.auto_generate.MeanExt")
-Minimum = unprovided_class("mindspore.ops.auto_generate.Minimum")
 MoeDistributeCombine = unprovided_class("mindspore.ops.auto_generate.MoeDistributeCombine")
 MoeDistributeDispatch = unprovided_class("mindspore.ops.auto_generate.MoeDistributeDispatch")
 MoeFinalizeRouting = unprovided_class("mindspore.ops.auto_generate.MoeFinalizeRouting")
 MoeInitRoutingV2 = unprovided_class("mindspore.ops.auto_generate.MoeInitRoutingV2")
 MoeTokenUnpermute = unprovided_class("mindspore.ops.auto_generate.MoeTokenUnpermute")
-Muls = unprovided_class("mindspore.ops.auto_generate.Muls")
-OneHotExt = unprovided_class("mindspore.ops.auto_generate.OneHotExt")
-Outer = unprovided_class("mindspore.ops.auto_generate.Outer")
 Scatter = unprovided_class("mindspore.ops.auto_generate.Scatter")
-Sin = unprovided_class("mindspore.ops.auto_generate.Sin")
 SortExt = unprovided_class("mindspore.ops.auto_generate.SortExt")
-Split = unprovided_class("mindspore.ops.auto_generate.Split")
-StackExt = unprovided_class("mindspore.ops.auto_generate.StackExt")
-SubExt = unprovided_class("mindspore.ops.auto_generate.SubExt")
-SumExt = unprovided_class("mindspore.ops.auto_generate.SumExt")
 Swiglu = unprovided_class("mindspore.ops.auto_generate.Swiglu")
 TopkExt = unprovided_class("mindspore.ops.auto_generate.TopkExt")
-ZerosLikeExt = unprovided_class("mindspore.ops.auto_generate.ZerosLikeExt")

@@ -4,6 +4,8 @@ from ..._primitive import Primitive
 from ..._unprovided import unprovided_class as _unprovided_class
 from ..._validate import missing as _missing
 from .._array import BiasAdd, Cast, Concat, ExpandDims, Flatten, Reshape, Squeeze, Transpose
+from .._ext_primitives import ArgMaxWithValue, Cos, Minimum, Sin, Split
+from .._fused_primitives import Morph, RmsNorm
 from .._glm_primitives import (
     ApplyRotaryPosEmb,
     Equal,
@@ -98,6 +100,12 @@ __all__ = [
     "CumSum",
     "Mod",
     "Morph",
+    "RmsNorm",
+    "ArgMaxWithValue",
+    "Cos",
+    "Minimum",
+    "Sin",
+    "Split",
     "nn_ops",
     "comm_ops",
     "_inner_ops",
@@ -130,7 +138,6 @@ from . import _inner_ops, comm_ops, nn_ops  # noqa: E402  (submodules, after the
 # MissingAPIError when constructed (see _unprovided.py).
 CumSum = _unprovided_class("mindspore.ops.operations.CumSum")
 Mod = _unprovided_class("mindspore.ops.operations.Mod")
-Morph = _unprovided_class("mindspore.ops.operations.Morph")
 
 
 def __getattr__(name: str):

@@ -1,10 +1,10 @@
 """``mindspore.ops.operations.nn_ops``: the neural-network primitives.
 
-``FlashAttentionScore`` is Ascend's fused attention kernel: not provided (it raises when
-constructed; mindformers models run without it with ``use_flash_attention=False``).
+``FlashAttentionScore`` is Ascend's fused attention kernel, computed unfused (see
+``ops/_fused_primitives.py``).
 """
 
-from ..._unprovided import unprovided_class
+from .._fused_primitives import FlashAttentionScore
 from .._nn import Conv2D, Conv2DTranspose, Dropout, ReLU, Sigmoid, Softmax, Tanh
 
 __all__ = [
@@ -15,8 +15,5 @@ __all__ = [
     "Sigmoid",
     "Softmax",
     "Tanh",
-
     "FlashAttentionScore",
 ]
-
-FlashAttentionScore = unprovided_class("mindspore.ops.operations.nn_ops.FlashAttentionScore")

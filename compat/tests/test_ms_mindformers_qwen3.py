@@ -1,0 +1,152 @@
+"""mindformers 2.1.0's Qwen3 on its training-graph path (``TrainingQwen3ForCausalLM``),
+unmodified, trained under ``python -m paddle_mindspore`` against real MindSpore 2.10 running
+the same script (recorded/mindformers_qwen3/, ``compat/record/record_mindformers_qwen3.py``).
+
+The script (compat/mindformers_scripts/qwen3_train.py): a 2-layer Qwen3 (hidden 32, 4 heads of
+8, MLP 64, vocab 128, sequence 16, float32) trained 4 steps in GRAPH_MODE with
+``mindspore.value_and_grad`` and ``nn.SGD`` from MindSpore's initial weights (loaded by
+parameter name), under five ``TransformerRecomputeConfig`` variants: none, ``full``
+(``recompute=True``), ``select``, ``comm`` (``select_comm_recompute``) and ``all``. mindformers
+builds it through ``Morph``, ``RmsNorm``, ``FlashAttentionScore`` and the generated ``*Ext``
+primitives, ``mindspore.runtime.set_memory`` and the parallel-only calls, which on one device
+compute as MindSpore documents.
+
+The ground truth is MindSpore's arithmetic with the primitives its CPU build has no kernel for
+(``RmsNorm``, ``Outer``, ``FlashAttentionScore``, the embedding's backward) as compositions of
+MindSpore CPU ops (the recorder's docstring lists them). The layer computes ``RmsNorm`` and
+``FlashAttentionScore`` with the same formulas in the same order (``Outer`` and the embedding
+give the same numbers either way), so the two differ only by each framework's float rounding in
+the kernels underneath. Each run is a subprocess, as a user runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from _ms_helpers import COMPAT, checkout_env
+
+RECORDED = COMPAT / "tests" / "recorded" / "mindformers_qwen3"
+SCRIPT = COMPAT / "mindformers_scripts" / "qwen3_train.py"
+DRIVER = COMPAT / "tests" / "_mindformers_qwen3_driver.py"
+VARIANTS = ("none", "full", "select", "comm", "all")
+# How far the layer may sit from MindSpore, in units of MindSpore's own floor: the largest
+# change in any step's loss that MindSpore itself shows when run again with 1e-6 relative noise
+# on its initial weights (4 seeds) or with each batch's rows reversed: one float32 ulp of the
+# loss (4.8e-7 at a loss of 4.9; steps 0, 1 and 3 moved by none). Paddle's float32 kernels round
+# in another order than MindSpore's CPU kernels (as with Llama, test_ms_mindformers_llama.py:
+# MatMul, ReduceSum, ReduceMean and Softmax differ by 1-8 ulps of their outputs), which moves the
+# loss by a few ulps: measured 4, 4, 4, 3 ulps over the four steps. 8x leaves room for a CPU
+# whose BLAS blocks its sums differently.
+FLOORS = 8
+LAYER = "model.decoder.layers.{}."
+# primitives inside each decoder layer that run once a step when nothing reruns them
+IN_LAYER = ("input_layernorm.norm", "pre_mlp_layernorm.norm", "self_attention.q_layernorm.norm",
+            "self_attention.k_layernorm.norm", "self_attention.core_attention.flash_attention",
+            "mlp.activation_func.silu", "mlp.mul")
+
+
+def _run(tmp_path, variant: str) -> dict:
+    out = tmp_path / "out.json"
+    counts = tmp_path / "counts.json"
+    command = [sys.executable, "-m", "paddle_mindspore", str(DRIVER), str(counts), str(SCRIPT),
+               "--steps", "4", "--recompute", variant, "--init", str(RECORDED / "init.npz"),
+               "--out", str(out)]
+    done = subprocess.run(command, cwd=tmp_path, env=checkout_env(), capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    return {**json.loads(out.read_text()), **json.loads(counts.read_text())}
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    return json.loads((RECORDED / "run.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict:
+    return {variant: _run(tmp_path_factory.mktemp(variant), variant) for variant in VARIANTS}
+
+
+def _layer_runs(run: dict, layer: int) -> dict:
+    return {name: run["runs"][LAYER.format(layer) + name] for name in IN_LAYER}
+
+
+def test_parameter_names_and_shapes_are_mindspores(runs, record):
+    assert len(record["params"]) == 19
+    for run in runs.values():
+        assert run["params"] == record["params"]
+
+
+def test_losses_within_mindspores_noise_floor(runs, record):
+    floor = max(record["floor"])
+    assert 0 < floor < 1e-5, floor
+    assert record["steps"] == 4
+    for variant, run in runs.items():
+        losses, expected = np.array(run["losses"]), np.array(record["losses"][variant])
+        np.testing.assert_allclose(
+            losses, expected, rtol=0, atol=FLOORS * floor,
+            err_msg=f"{variant}: floor {floor:.3g}: {np.abs(losses - expected) / floor} floors")
+    # MindSpore's losses are the same for every variant; so are the layer's, exactly.
+    for variant in VARIANTS:
+        np.testing.assert_array_equal(record["losses"][variant], record["losses"]["none"])
+        np.testing.assert_array_equal(runs[variant]["losses"], runs["none"]["losses"])
+
+
+def _marks(marks: list) -> list:
+    return [(m["name"], m["class"], m["method"], m["args"]) for m in marks]
+
+
+def test_recompute_marks_are_mindspores(runs, record):
+    """mindformers marks the same cells and primitives as under MindSpore: in every variant the
+    ``Reshape`` primitives its linear layers mark when built; each ``TransformerLayer`` for
+    ``recompute=True`` (``full``, ``all``: then the selective patterns are not applied); the
+    MLP's ``mul`` and SiLU for ``select``; the norms' ``RmsNorm`` (``recompute_comm_op``) for
+    ``comm``."""
+    for variant in VARIANTS:
+        assert _marks(runs[variant]["marks"]) == _marks(record["recompute_marks"][variant]["marks"]), variant
+    full = {m[0] for m in _marks(record["recompute_marks"]["full"]["marks"]) if m[1] == "TransformerLayer"}
+    assert full == {"model.decoder.layers.0", "model.decoder.layers.1"}
+    select = {m[0] for m in _marks(record["recompute_marks"]["select"]["marks"]) if m[1] in ("Mul", "SiLU")}
+    assert select == {LAYER.format(i) + n for i in (0, 1) for n in ("mlp.mul", "mlp.activation_func.silu")}
+
+
+def test_full_recompute_reruns_each_layer(runs, record):
+    """``recompute=True``: each decoder layer's forward runs twice a step (the rerun in
+    backward), its norms (``RmsNorm``), attention (``FlashAttentionScore``) and MLP primitives
+    with it; without it, once. ``all`` is ``full`` (mindformers skips the selective patterns
+    on a fully recomputed layer). The losses are the same bit for bit."""
+    steps, layers = record["steps"], runs["none"]["layers"]
+    assert layers == 2
+    assert runs["none"]["calls"] == steps * layers
+    for variant in ("full", "all"):
+        assert runs[variant]["calls"] == 2 * steps * layers
+        for layer in range(layers):
+            assert _layer_runs(runs["none"], layer) == dict.fromkeys(IN_LAYER, steps)
+            assert _layer_runs(runs[variant], layer) == dict.fromkeys(IN_LAYER, 2 * steps), variant
+    assert runs["all"]["runs"] == runs["full"]["runs"]
+
+
+def test_select_recompute_reruns_the_silu(runs, record):
+    """``select_recompute``: the MLP's SiLU runs again in backward (the gated ``mul`` saves its
+    output), once more a step; the marked ``mul`` is not rerun, since nothing in backward reads
+    its output (``linear_fc2`` saves the reshaped copy it multiplies). The decoder layers run
+    once."""
+    steps = record["steps"]
+    select, none = runs["select"], runs["none"]
+    assert select["calls"] == none["calls"]
+    for layer in range(2):
+        expected = dict.fromkeys(IN_LAYER, steps)
+        expected["mlp.activation_func.silu"] = 2 * steps
+        assert _layer_runs(select, layer) == expected
+
+
+def test_comm_recompute_marks_run_nothing_again(runs):
+    """``select_comm_recompute`` marks the norms' ``RmsNorm`` with ``recompute_comm_op``, which
+    recomputes communication operators only: on one device there are none, so every primitive
+    runs as often as without marks."""
+    assert runs["comm"]["runs"] == runs["none"]["runs"]
+    assert runs["comm"]["calls"] == runs["none"]["calls"]
