@@ -19,6 +19,7 @@ from . import (
     numpy,
     ops,
     parallel,
+    runtime,
     train,
 )
 from ._alias import import_alias_installed, install_import_alias, uninstall_import_alias
@@ -89,7 +90,7 @@ __all__ = [
     "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
     "boost", "communication", "numpy", "jit", "RowTensor", "amp", "Layout", "ParallelMode",
     "get_auto_parallel_context", "set_auto_parallel_context", "reset_auto_parallel_context", "set_device",
-    "log", "mint", "parallel", "_checkparam", "__version__",
+    "log", "mint", "parallel", "runtime", "_checkparam", "__version__",
 ]
 
 # Imported at module level by mindformers, never used on one device in PyNative mode: they

@@ -220,3 +220,10 @@ def test_set_memory_checks_its_sizes(size):
     with pytest.raises(ValueError, match="memory value"):
         _settings.set_memory(max_size=size)
     assert "memory" not in _settings._settings
+
+
+def test_runtime_is_an_attribute_after_import_alone():
+    """``import mindspore`` makes ``mindspore.runtime`` available, as MindSpore's does."""
+    import paddle_mindspore
+
+    assert paddle_mindspore.runtime.set_memory.__module__.endswith("runtime._settings")
