@@ -15,7 +15,9 @@ sequence 16, float32, no dropout, no flash attention; ``mindspore.value_and_grad
 naming GLM2's SiLU and attention softmax cells: the default patterns match none of GLM2's
 cells). ``--init`` loads weights by parameter name from an ``.npz``; ``--save-init`` writes the
 network's initial weights to one. ``--out`` writes the losses and the parameter names and
-shapes as JSON. ``--noise SEED`` scales every weight by ``1 + 1e-6 * N(0, 1)`` first;
+shapes as JSON; ``--grads`` writes, to an ``.npz``, the first step's gradient of every trained
+parameter (``grad/<name>``, what ``value_and_grad`` returned) and every parameter after the
+last step (``param/<name>``). ``--noise SEED`` scales every weight by ``1 + 1e-6 * N(0, 1)`` first;
 ``--reverse-batch`` feeds each batch's rows in reverse order (the same loss and gradients in
 exact arithmetic, summed in another order).
 """
@@ -90,6 +92,7 @@ def main():
     parser.add_argument("--save-init", default=None)
     parser.add_argument("--noise", type=int, default=None)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--grads", default=None, help="write step 1's gradients and the final weights (.npz)")
     parser.add_argument("--reverse-batch", action="store_true")
     args = parser.parse_args()
 
@@ -106,11 +109,14 @@ def main():
 
     rng = np.random.default_rng(0)
     losses = []
+    first_grads = {}
     for step in range(args.steps):
         tokens = rng.integers(1, VOCAB, (BATCH, SEQ + 1)).astype(np.int32)
         if args.reverse_batch:
             tokens = tokens[::-1].copy()
         loss, grads = grad_fn(Tensor(tokens[:, :-1]), Tensor(tokens[:, 1:]))
+        if step == 0:
+            first_grads = {"grad/" + p.name: g.asnumpy().copy() for p, g in zip(optimizer.parameters, grads)}
         optimizer(grads)
         losses.append(float(loss.asnumpy()))
         print(f"step {step}: loss {losses[-1]:.6f}")
@@ -118,6 +124,9 @@ def main():
         params = [[p.name, list(p.shape)] for p in net.get_parameters()]
         with open(args.out, "w") as f:
             json.dump({"losses": losses, "params": params}, f)
+    if args.grads:
+        weights = {"param/" + p.name: p.asnumpy() for p in net.get_parameters()}
+        np.savez(args.grads, **first_grads, **weights)
 
 
 if __name__ == "__main__":

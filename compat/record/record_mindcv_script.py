@@ -14,8 +14,10 @@ plus the floor: the largest change that ``NOISE_RUNS`` runs from the initial wei
 ``--extend`` adds draws to a recording: it runs the noise seeds the recording lacks, up to
 ``NOISE_RUNS``, each compared with the recorded base run as the first draws were, and takes
 the largest change over the old floor and the new draws. ``reference.json`` is rewritten after
-each draw, with the number of draws per recipe (``noise_runs``) and each new draw's own changes
-(``draws``: recipe -> seed -> changes, shaped as the floor).
+each draw, with the number of draws per recipe (``noise_runs``) and each draw's own changes
+(``draws``: recipe -> seed -> changes, shaped as the floor); the draws of a recording made before
+draws were kept one by one are kept as their floor (``floor_first_draws``; zeros when every draw
+is kept). The test derives its floor's factor from the spread of these draws.
 """
 
 from __future__ import annotations
@@ -90,10 +92,9 @@ def _setup(tmp: Path, out: Path) -> tuple[Path, dict]:
     return data, inits
 
 
-def _write(out: Path, runs: dict, floors: dict, counts: dict, draws: dict | None = None) -> None:
-    reference = {"recipe": _recipe(counts), "runs": runs, "floor": floors, "noise_runs": counts}
-    if draws:
-        reference["draws"] = draws
+def _write(out: Path, runs: dict, floors: dict, counts: dict, draws: dict, first: dict) -> None:
+    reference = {"recipe": _recipe(counts), "runs": runs, "floor": floors, "noise_runs": counts,
+                 "draws": draws, "floor_first_draws": first}
     (out / "reference.json").write_text(json.dumps(reference, indent=1))
 
 
@@ -104,6 +105,8 @@ def extend(out_dir: str) -> None:
     runs, floors = reference["runs"], reference["floor"]
     counts = reference.get("noise_runs", {kind: 3 for kind in runs})  # the first recording's 3
     draws = reference.get("draws", {})
+    # the draws recorded before draws were kept one by one, as their floor
+    first = reference.get("floor_first_draws", json.loads(json.dumps(floors)))
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         data, inits = _setup(tmp, out)
@@ -115,7 +118,7 @@ def extend(out_dir: str) -> None:
                 floors[kind] = _merge(floors[kind], change)
                 draws.setdefault(kind, {})[str(seed)] = change
                 counts[kind] = seed + 1
-                _write(out, runs, floors, counts, draws)
+                _write(out, runs, floors, counts, draws, first)
                 print(kind, "seed", seed, "done", flush=True)
 
 
@@ -125,13 +128,15 @@ def main(out_dir: str) -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         data, inits = _setup(tmp, out)
-        runs, floors = {}, {}
+        runs, floors, draws, first = {}, {}, {}, {}
         for kind in ("plain", "ema"):
             runs[kind] = _one(tmp, data, inits[kind], kind, "base")
             noisy = [_noisy(tmp, data, inits[kind], kind, seed) for seed in range(NOISE_RUNS)]
             floors[kind] = _floor(runs[kind], noisy)
+            draws[kind] = {str(seed): _floor(runs[kind], [n]) for seed, n in enumerate(noisy)}
+            first[kind] = _floor(runs[kind], [runs[kind]])  # every draw kept: zeros
             print(kind, runs[kind]["step_loss"], runs[kind]["validate"], flush=True)
-    _write(out, runs, floors, {kind: NOISE_RUNS for kind in runs})
+    _write(out, runs, floors, {kind: NOISE_RUNS for kind in runs}, draws, first)
 
 
 def _recipe(counts: dict) -> dict:

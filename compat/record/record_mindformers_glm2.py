@@ -3,12 +3,16 @@
 
     /work/msvenv/bin/python compat/record/record_mindformers_glm2.py compat/tests/recorded/mindformers_glm2
 
-Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them)
-and ``run.json``: the parameter names and shapes; four steps' losses from ``init.npz`` for each
-recompute variant of the script (``none``, ``full``, ``select``, ``comm``, ``all``,
-``pattern``); the noise
-floor: the largest difference from the ``all`` losses over four runs with every weight scaled
-by ``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each batch's rows reversed; and,
+Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them),
+``grads.npz`` (the script's ``--grads`` dump of the ``all`` run: the first step's gradient of every
+trained parameter, ``grad/<name>``, and every parameter after the last step, ``param/<name>``;
+compressed) and ``run.json``: the parameter names and shapes; four steps' losses from
+``init.npz`` for each recompute variant of the script (``none``, ``full``, ``select``, ``comm``,
+``all``, ``pattern``) and the largest difference of each variant's dump from the ``all`` one
+(``grads_change``); the noise floor: the largest difference from the ``all`` losses over four
+runs with every weight scaled by ``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each
+batch's rows reversed, and ``grads_floor``, the same per entry of the dump
+(compat/record/mindformers_grads.py); and,
 per variant, the cells and primitives mindformers marks for recompute while it builds the
 network (compat/record/mindformers_recompute_marks.py). Each training run is a subprocess, as a
 user runs the script.
@@ -26,6 +30,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import mindformers_grads as mg  # noqa: E402
+
 SCRIPT = HERE.parent / "mindformers_scripts" / "glm2_train.py"
 STEPS = 4
 NOISE_SEEDS = (1, 2, 3, 4)
@@ -62,9 +69,13 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         drawn = run(tmp, "--save-init", str(init))
-        by_variant = {v: run(tmp, "--init", str(init), "--recompute", v) for v in VARIANTS}
-        noisy = [run(tmp, "--init", str(init), "--noise", str(s))["losses"] for s in NOISE_SEEDS]
-        noisy.append(run(tmp, "--init", str(init), "--reverse-batch")["losses"])
+        by_variant = {v: run(tmp, "--init", str(init), "--recompute", v, "--grads", str(tmp / f"{v}.npz"))
+                      for v in VARIANTS}
+        noisy, dumps = mg.noise_runs(run, tmp, init, NOISE_SEEDS)
+        dump = mg.load(tmp / "all.npz")
+        grads_floor = mg.floor(dump, mg.initial_weights(init), dumps)
+        change = {v: mg.largest_difference(mg.load(tmp / f"{v}.npz"), dump) for v in VARIANTS}
+        np.savez_compressed(dest / "grads.npz", **dump)
         cwd = os.getcwd()
         os.chdir(tmp)  # mindformers writes its log folder (output/) into the working directory
         try:
@@ -83,6 +94,7 @@ def main(argv):
         "drawn_losses": drawn["losses"],
         "losses": {v: r["losses"] for v, r in by_variant.items()},
         "floor": floor.tolist(),
+        "grads_change": change, "grads_floor": grads_floor,
         "recompute_marks": marks,
     }
     (dest / "run.json").write_text(json.dumps(record, indent=1) + "\n")

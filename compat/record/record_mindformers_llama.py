@@ -3,12 +3,17 @@
 
     /work/msvenv/bin/python compat/record/record_mindformers_llama.py compat/tests/recorded/mindformers_llama
 
-Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them)
-and ``run.json``: the parameter names and shapes, four steps' losses from ``init.npz`` with
-recompute on, the same with recompute off and with only the selective marks on, and the noise
-floor: the largest difference from the recompute-on losses over four runs with every weight
-scaled by ``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each batch's rows reversed
-(the same arithmetic summed in another order). Each run is a subprocess, as a user runs the script.
+Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them),
+``grads.npz`` (the script's ``--grads`` dump of the recompute-on run: the first step's gradient of
+every trained parameter, ``grad/<name>``, and every parameter after the last step,
+``param/<name>``; compressed) and ``run.json``: the parameter names and shapes, four steps' losses
+from ``init.npz`` with recompute on, the same with recompute off and with only the selective marks
+on, the largest difference of those two runs' dumps from the recompute-on one
+(``grads_change_no_recompute``, ``grads_change_select_only``), and the noise floor: the largest
+difference from the recompute-on losses over four runs with every weight scaled by
+``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each batch's rows reversed (the same
+arithmetic summed in another order); ``grads_floor``, the same per entry of the dump
+(compat/record/mindformers_grads.py). Each run is a subprocess, as a user runs the script.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mindformers_grads as mg  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "mindformers_scripts" / "llama_train.py"
 STEPS = 4
@@ -40,11 +48,15 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         drawn = run(tmp, "--save-init", str(init))
-        base = run(tmp, "--init", str(init))
-        plain = run(tmp, "--init", str(init), "--no-recompute")
-        select = run(tmp, "--init", str(init), "--select-only")
-        noisy = [run(tmp, "--init", str(init), "--noise", str(s))["losses"] for s in NOISE_SEEDS]
-        noisy.append(run(tmp, "--init", str(init), "--reverse-batch")["losses"])
+        base = run(tmp, "--init", str(init), "--grads", str(tmp / "base.npz"))
+        plain = run(tmp, "--init", str(init), "--no-recompute", "--grads", str(tmp / "plain.npz"))
+        select = run(tmp, "--init", str(init), "--select-only", "--grads", str(tmp / "select.npz"))
+        noisy, dumps = mg.noise_runs(run, tmp, init, NOISE_SEEDS)
+        dump = mg.load(tmp / "base.npz")
+        grads_floor = mg.floor(dump, mg.initial_weights(init), dumps)
+        change = {kind: mg.largest_difference(mg.load(tmp / f"{kind}.npz"), dump)
+                  for kind in ("plain", "select")}
+        np.savez_compressed(dest / "grads.npz", **dump)
     import mindspore
 
     losses = np.array(base["losses"])
@@ -58,6 +70,8 @@ def main(argv):
         "losses": base["losses"],
         "losses_no_recompute": plain["losses"], "losses_select_only": select["losses"],
         "floor": floor.tolist(),
+        "grads_change_no_recompute": change["plain"], "grads_change_select_only": change["select"],
+        "grads_floor": grads_floor,
     }
     (dest / "run.json").write_text(json.dumps(record, indent=1) + "\n")
 

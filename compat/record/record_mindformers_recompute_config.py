@@ -8,7 +8,9 @@
 Writes ``recompute_config.json``: per variant (``VARIANTS``: the keys passed, as JSON), the
 recompute marks mindformers makes while it builds the network (names, classes, methods and
 arguments; compat/record/mindformers_recompute_marks.py), four steps' losses from the recorded
-``init.npz`` (a subprocess each, as a user runs the script). No memory: MindSpore's CPU
+``init.npz`` (a subprocess each, as a user runs the script) and the largest difference of the
+run's ``--grads`` dump (the first step's gradients, the final parameters) from the dump without
+recompute (``grads_change``). No memory: MindSpore's CPU
 allocator statistics read 0, and its process peak (about 590 MiB, the runtime and libraries)
 cannot show this model's activations (tens to hundreds of KiB).
 """
@@ -23,6 +25,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import mindformers_grads as mg  # noqa: E402
+
 SCRIPT = HERE.parent / "mindformers_scripts" / "llama_train.py"
 STEPS = 4
 VARIANTS = {
@@ -39,10 +44,10 @@ VARIANTS = {
 }
 
 
-def run(tmp: Path, init: Path, keys: dict) -> dict:
+def run(tmp: Path, init: Path, keys: dict, grads: Path) -> dict:
     out = tmp / "out.json"
     command = [sys.executable, str(SCRIPT), "--steps", str(STEPS), "--init", str(init),
-               "--out", str(out), "--recompute-config", json.dumps(keys)]
+               "--out", str(out), "--grads", str(grads), "--recompute-config", json.dumps(keys)]
     subprocess.run(command, check=True, cwd=tmp, capture_output=True, text=True)
     return {"losses": json.loads(out.read_text())["losses"]}
 
@@ -68,7 +73,10 @@ def main(argv):
     init = dest / "init.npz"
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        runs = {v: run(tmp, init, keys) for v, keys in VARIANTS.items()}
+        runs = {v: run(tmp, init, keys, tmp / f"{v}.npz") for v, keys in VARIANTS.items()}
+        none = mg.load(tmp / "none.npz")
+        for v in VARIANTS:
+            runs[v]["grads_change"] = mg.largest_difference(mg.load(tmp / f"{v}.npz"), none)
         cwd = os.getcwd()
         os.chdir(tmp)  # mindformers writes its log folder (output/) into the working directory
         try:

@@ -9,7 +9,9 @@ parameter name), under three ``TransformerRecomputeConfig`` variants: none, ``re
 (``full``: each ``ChatGLM2Block`` marked) and ``select_recompute`` naming GLM2's SiLU and
 attention-softmax cells (``pattern``). The inference-attention cell GLM2 builds for training too
 (its paged key/value caches are parameters) constructs; its kernels are never called. Each run is
-a subprocess, as a user runs it.
+a subprocess, as a user runs it. Compared: the losses, the first step's gradient of every
+trained parameter and every parameter after the last step (the script's ``--grads`` dump;
+recorded/mindformers_glm2/grads.npz is MindSpore's, recorded with recompute all on).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 
 import numpy as np
 import pytest
+from _mindformers_grads import assert_dumps_equal, assert_within_floor, load
 from _ms_helpers import COMPAT, checkout_env
 
 RECORDED = COMPAT / "tests" / "recorded" / "mindformers_glm2"
@@ -35,18 +38,27 @@ VARIANTS = ("none", "full", "pattern")
 # loss by a few ulps: measured 1, 3, 4, 3 ulps over the four steps. 8x leaves room for a CPU
 # whose BLAS blocks its sums differently.
 FLOORS = 8
+# The same for each gradient and final weight, per parameter: its floor is the largest change of
+# the entry (absolute, over its elements) in those noisy and reversed MindSpore runs; for a final
+# weight, the change of what training moved it (final - initial), so the injected noise is not
+# counted (compat/record/mindformers_grads.py). The paged key/value caches are not trained: their
+# floor is 0, and they must match exactly. Measured: gradients at most 0.61x their floor (32
+# float32 ulps of the entry's largest element), final weights at most 0.67x (15 ulps). 4x leaves
+# room for a CPU whose BLAS blocks its sums differently.
+GRAD_FLOORS = 4
 
 
 def _run(tmp_path, variant: str) -> dict:
     out = tmp_path / "out.json"
     counts = tmp_path / "counts.json"
+    grads = tmp_path / "grads.npz"
     command = [sys.executable, "-m", "paddle_mindspore", str(DRIVER), str(counts), str(SCRIPT),
                "--steps", "4", "--recompute", variant, "--init", str(RECORDED / "init.npz"),
-               "--out", str(out)]
+               "--out", str(out), "--grads", str(grads)]
     done = subprocess.run(command, cwd=tmp_path, env=checkout_env(), capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    return {**json.loads(out.read_text()), **json.loads(counts.read_text())}
+    return {**json.loads(out.read_text()), **json.loads(counts.read_text()), "dump": load(grads)}
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +88,22 @@ def test_losses_within_mindspores_noise_floor(runs, record):
     # MindSpore's losses are the same for every variant; so are the layer's, exactly.
     for variant in record["losses"]:
         np.testing.assert_array_equal(record["losses"][variant], record["losses"]["none"])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_gradients_and_weights_within_mindspores_noise_floor(runs, record, variant):
+    floors = record["grads_floor"]
+    caches = {key for key in floors if key.endswith(("key_cache", "value_cache"))}
+    assert len(caches) == 4 and all(floors[key] == 0 for key in caches)
+    assert all(0 < floors[key] < 1e-5 for key in set(floors) - caches), floors
+    assert_within_floor(runs[variant]["dump"], load(RECORDED / "grads.npz"), floors, GRAD_FLOORS)
+    # MindSpore's own gradients and weights are the same for every variant.
+    assert record["grads_change"] == dict.fromkeys(record["losses"], 0.0)
+
+
+@pytest.mark.parametrize("variant", ("full", "pattern"))
+def test_recompute_gradients_and_weights_bit_identical(runs, variant):
+    assert_dumps_equal(runs[variant]["dump"], runs["none"]["dump"], variant)
 
 
 def _marked_classes(record: dict, variant: str) -> dict:

@@ -8,7 +8,9 @@ The script (compat/mindformers_scripts/llama_train.py): a 2-layer ``LlamaForCaus
 ``mindspore.value_and_grad`` and ``nn.SGD`` from MindSpore's initial weights (loaded by
 parameter name). mindformers builds the model through the parallel-only calls (``shard``,
 ``set_comm_fusion``, the auto-parallel context), which on one device record and compute as
-MindSpore does. Each run is a subprocess, as a user runs it.
+MindSpore does. Each run is a subprocess, as a user runs it. Compared: the losses, the first
+step's gradient of every parameter and every parameter after the last step (the script's
+``--grads`` dump; recorded/mindformers_llama/grads.npz is MindSpore's).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 
 import numpy as np
 import pytest
+from _mindformers_grads import assert_dumps_equal, assert_within_floor, load
 from _ms_helpers import COMPAT, checkout_env
 
 RECORDED = COMPAT / "tests" / "recorded" / "mindformers_llama"
@@ -33,17 +36,27 @@ DRIVER = COMPAT / "tests" / "_mindformers_llama_driver.py"
 # ulps: measured 2, 4, 2, 2 ulps over the four steps (4x the floor at most). 8x leaves room for a
 # CPU whose BLAS blocks its sums differently.
 FLOORS = 8
+# The same for each gradient and final weight, per parameter: its floor is the largest change of
+# the entry (absolute, over its elements) in those noisy and reversed MindSpore runs; for a final
+# weight, the change of what training moved it (final - initial), so the injected noise is not
+# counted (compat/record/mindformers_grads.py). Measured: gradients at most 0.18x their floor
+# (12 float32 ulps of the entry's largest element), final weights at most 1.0x (one ulp of a
+# norm weight near 1.0, whose floor is that ulp; the embedding 48 ulps, 0.33x). 4x leaves room
+# for a CPU whose BLAS blocks its sums differently.
+GRAD_FLOORS = 4
 
 
 def _run(tmp_path, *args: str) -> dict:
     out = tmp_path / "out.json"
     counts = tmp_path / "counts.json"
+    grads = tmp_path / "grads.npz"
     command = [sys.executable, "-m", "paddle_mindspore", str(DRIVER), str(counts), str(SCRIPT),
-               "--steps", "4", "--init", str(RECORDED / "init.npz"), "--out", str(out), *args]
+               "--steps", "4", "--init", str(RECORDED / "init.npz"), "--out", str(out),
+               "--grads", str(grads), *args]
     done = subprocess.run(command, cwd=tmp_path, env=checkout_env(), capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    return {**json.loads(out.read_text()), **json.loads(counts.read_text())}
+    return {**json.loads(out.read_text()), **json.loads(counts.read_text()), "dump": load(grads)}
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +86,19 @@ def test_losses_within_mindspores_noise_floor(runs, record):
                                err_msg=f"floor {floor:.3g}: {np.abs(losses - expected) / floor} floors")
     # MindSpore's own losses are the same with recompute off; so are the layer's, exactly.
     np.testing.assert_array_equal(record["losses_no_recompute"], record["losses"])
+
+
+def test_gradients_and_weights_within_mindspores_noise_floor(runs, record):
+    floors = record["grads_floor"]
+    assert all(0 < floors[key] < 1e-5 for key in floors), floors  # Llama trains every parameter
+    assert_within_floor(runs["recompute"]["dump"], load(RECORDED / "grads.npz"), floors, GRAD_FLOORS)
+    # MindSpore's own gradients and weights are the same with recompute off or selective only.
+    assert record["grads_change_no_recompute"] == record["grads_change_select_only"] == 0.0
+
+
+@pytest.mark.parametrize("kind", ["recompute", "select"])
+def test_recompute_gradients_and_weights_bit_identical(runs, kind):
+    assert_dumps_equal(runs[kind]["dump"], runs["plain"]["dump"], kind)
 
 
 def test_recompute_marks_rerun_the_decoder_layers(runs, record):

@@ -6,8 +6,10 @@
 
 Per variant: mindformers marks the same cells and primitives, with the same arguments, as under
 MindSpore; what is marked reruns in backward (forward calls counted); the losses are the
-layer's own losses without recompute, bit for bit; the bytes the step holds when the forward
-returns drop where a mark applies. Keys that act only across devices are said once.
+layer's own losses without recompute, bit for bit, and so are the first step's gradient of
+every parameter and every parameter after the last step (the script's ``--grads`` dump); the
+bytes the step holds when the forward returns drop where a mark applies. Keys that act only
+across devices are said once.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 
 import numpy as np
 import pytest
+from _mindformers_grads import assert_dumps_equal, load
 from _ms_helpers import COMPAT, checkout_env
 
 RECORDED = COMPAT / "tests" / "recorded" / "mindformers_llama"
@@ -32,13 +35,15 @@ ONE_DEVICE = "has no effect on one device"
 def _run(tmp_path, keys: dict) -> dict:
     out = tmp_path / "out.json"
     counts = tmp_path / "counts.json"
+    grads = tmp_path / "grads.npz"
     command = [sys.executable, "-m", "paddle_mindspore", str(DRIVER), str(counts), str(SCRIPT),
                "--steps", str(RECORD["steps"]), "--init", str(RECORDED / "init.npz"),
-               "--out", str(out), "--recompute-config", json.dumps(keys)]
+               "--out", str(out), "--grads", str(grads), "--recompute-config", json.dumps(keys)]
     env = dict(checkout_env(), FLAGS_enable_host_memory_stat="1")
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    return {**json.loads(out.read_text()), **json.loads(counts.read_text()), "stderr": done.stderr}
+    return {**json.loads(out.read_text()), **json.loads(counts.read_text()), "stderr": done.stderr,
+            "dump": load(grads)}
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +69,13 @@ def test_losses_bit_identical_to_no_recompute(runs, variant):
     # MindSpore's own losses do not move with any key either.
     np.testing.assert_array_equal(RECORD["variants"][variant]["losses"],
                                   RECORD["variants"]["none"]["losses"])
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v != "none"])
+def test_gradients_and_weights_bit_identical_to_no_recompute(runs, variant):
+    assert_dumps_equal(runs[variant]["dump"], runs["none"]["dump"], variant)
+    # MindSpore's own gradients and final parameters do not move with any key either.
+    assert RECORD["variants"][variant]["grads_change"] == 0.0
 
 
 # Per variant: decoder-layer forwards and extra ``Mul`` runs a step, over no recompute.
