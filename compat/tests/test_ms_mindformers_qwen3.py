@@ -163,9 +163,9 @@ def test_comm_recompute_marks_run_nothing_again(runs):
 #   ``x1``, which the gated ``Mul`` saves for the SiLU side's gradient): 2 rerun.
 # In ``full`` and ``all`` the decoder layers rerun whole in backward, so their reshapes run twice
 # the calls; that rerun is itself a forward with the marks on, and its backward reruns the same
-# outputs once more (MindSpore's graph computes each once with the layer: here one extra reshape
-# of an activation a step, no change to the numbers). The output layer sits outside the decoder
-# layers. ``select`` and ``comm`` mark other primitives only: as ``none``.
+# outputs once more (one rerun beyond the layer's own: a reshape of one activation, no change to
+# the numbers). The output layer sits outside the decoder layers. ``select`` and ``comm`` mark
+# other primitives only: as ``none``.
 RESHAPES = {"self_attention.linear_qkv.reshape": (2, 1), "mlp.linear_fc1.reshape": (2, 1),
             "mlp.reshape": (3, 2)}  # in each decoder layer: (calls in a forward, reruns)
 OUTPUT_RESHAPE = "model.output_layer.reshape"
