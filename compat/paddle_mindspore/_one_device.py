@@ -27,7 +27,9 @@ _WHY = {
                                          "device has no optimizer shard",
     "recompute_slice_activation": "the region's kept output is sliced across model-parallel ranks; "
                                   "one device is a single rank, so nothing is sliced",
-    "recompute_comm_op": "a communication operator is recomputed; one device has no communication",
+    "recompute_comm_op": "the communication operators of a primitive so marked (as mindformers' "
+                         "select_comm_recompute marks its norms) are recomputed; one device has no "
+                         "communication",
 }
 
 

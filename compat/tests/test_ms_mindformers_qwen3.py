@@ -150,3 +150,38 @@ def test_comm_recompute_marks_run_nothing_again(runs):
     runs as often as without marks."""
     assert runs["comm"]["runs"] == runs["none"]["runs"]
     assert runs["comm"]["calls"] == runs["none"]["calls"]
+
+
+# The seven ``Reshape`` primitives mindformers marks ``recompute(True)`` whenever it builds the
+# model, whatever the config: calls in one forward, and how many of them rerun in backward (a
+# marked primitive's output is recomputed when something in backward reads it).
+# - the ColumnParallelLinear of ``linear_qkv``, ``linear_fc1`` and the output layer: 2 calls (the
+#   input to 2-D before the MatMul, the result back to 3-D); the MatMul saves its 2-D input for
+#   the weight's gradient, so that call reruns once; nothing in backward reads the 3-D result.
+# - the interleaved MLP's own ``reshape`` (the SiLU path): 3 calls (the gate-up output to
+#   ``(..., n, 2)`` for the split, whose backward reads nothing; ``x0``, which the SiLU saves;
+#   ``x1``, which the gated ``Mul`` saves for the SiLU side's gradient): 2 rerun.
+# In ``full`` and ``all`` the decoder layers rerun whole in backward, so their reshapes run twice
+# the calls; that rerun is itself a forward with the marks on, and its backward reruns the same
+# outputs once more (one rerun beyond the layer's own: a reshape of one activation, no change to
+# the numbers). The output layer sits outside the decoder layers. ``select`` and ``comm`` mark
+# other primitives only: as ``none``.
+RESHAPES = {"self_attention.linear_qkv.reshape": (2, 1), "mlp.linear_fc1.reshape": (2, 1),
+            "mlp.reshape": (3, 2)}  # in each decoder layer: (calls in a forward, reruns)
+OUTPUT_RESHAPE = "model.output_layer.reshape"
+
+
+def test_the_always_marked_reshapes_rerun_where_backward_reads_them(runs, record):
+    steps = record["steps"]
+    marked = {m[0] for m in _marks(record["recompute_marks"]["none"]["marks"]) if m[1] == "Reshape"}
+    assert marked == {LAYER.format(i) + n for i in (0, 1) for n in RESHAPES} | {OUTPUT_RESHAPE}
+    for variant in VARIANTS:
+        layer_runs = 2 if variant in ("full", "all") else 1
+        expected = {LAYER.format(i) + name: steps * (calls * layer_runs + reruns)
+                    for i in (0, 1) for name, (calls, reruns) in RESHAPES.items()}
+        expected[OUTPUT_RESHAPE] = steps * (2 + 1)
+        assert {name: runs[variant]["runs"][name] for name in marked} == expected, variant
+    # the RowParallelLinear reshapes (unmarked) run their two calls a forward and no more
+    for i in (0, 1):
+        assert runs["none"]["runs"][LAYER.format(i) + "self_attention.linear_proj.reshape"] == steps * 2
+        assert runs["none"]["runs"][LAYER.format(i) + "mlp.linear_fc2.reshape"] == steps * 2

@@ -166,6 +166,7 @@ def test_recorded_files_are_all_used_and_the_readme_quotes_them():
     used |= {"step_memory.json"}  # a training step's peak memory: test_ms_step_memory
     used |= {"grad_position.json"}  # what grad / value_and_grad return: test_ms_grad_position
     used |= {"primitive_marks.json"}  # PyNative ignores Primitive.recompute(): test_ms_dropout_mark
+    used |= {"ops_primitive_names.json"}  # where ops / ops.operations expose classes: test_ms_ops_exposure
     assert sorted(p.name for p in RECORDED.iterdir()) == sorted(used)
     readme = (RECORDED / "README.md").read_text()
     for spec in PROGRAMS.values():

@@ -269,6 +269,14 @@ CASES = {
     # mindformers' GLM2
     "Stack": (ops.Stack, (-1,), lambda: (_t(X), _t(Y))),  # called as prim((x, y)), see _Probe
     "Tril": (ops.Tril, (1,), lambda: (_t(X),)),
+    # mindformers' Qwen3 (training graph)
+    "Cos": (ops.Cos, (), lambda: (_t(X),)),
+    "Sin": (ops.Sin, (), lambda: (_t(X),)),
+    "Minimum": (ops.Minimum, (), lambda: (_t(X), _t(Y))),
+    "Split": (ops.Split, (2, 2), lambda: (_t(X),)),
+    "ArgMaxWithValue": (ops.ArgMaxWithValue, (1,), lambda: (_t(X),)),  # (index, values): see OUTPUT
+    "RmsNorm": (ops.RmsNorm, (1e-6,), lambda: (_t(X), _t(np.linspace(0.5, 1.5, 4, dtype=np.float32)))),
+    "Morph": (ops.Morph, (lambda x: ops.exp(x) * x, lambda s: s, lambda d: d), lambda: (_t(X),)),
 }
 
 # outputs that do not depend differentiably on a tensor input: nothing for recompute to change
@@ -277,6 +285,10 @@ CONSTANT_OUTPUT = {"Shape", "Zeros", "Ones", "ZerosLike", "OnesLike", "OneHot", 
                    "NotEqual", "Equal", "Less"}
 # constructed as in MindSpore, raising when called (a device copy; MindSpore runs it in graph mode
 # only; the inference kernels over a paged key/value cache GLM2's attention cell builds)
+# the output _Probe squares where not the first (ArgMaxWithValue's first is the index)
+OUTPUT = {"ArgMaxWithValue": 1}
+# run in GRAPH_MODE: MindSpore's Morph raises in PyNative mode, and so does the layer's
+GRAPH_ONLY = {"Morph"}
 NOT_CALLABLE = {"MoveTo", "ApplyRotaryPosEmb", "PagedAttention", "PagedAttentionMask", "ReshapeAndCache"}
 
 
@@ -289,13 +301,14 @@ def test_every_primitive_is_covered():
 class _Probe(nn.Cell):
     """``out = prim(*inputs)``; the loss saves ``out`` (``out * out``), so storing it is avoidable."""
 
-    def __init__(self, prim):
+    def __init__(self, prim, index=0):
         super().__init__()
         self.prim = prim
+        self.index = index
 
     def construct(self, *inputs):
         out = self.prim(inputs) if isinstance(self.prim, (ops.Concat, ops.Stack)) else self.prim(*inputs)
-        out = out[0] if isinstance(out, tuple) else out
+        out = out[self.index] if isinstance(out, tuple) else out
         return (out * out).sum()
 
 
@@ -315,7 +328,12 @@ def _run(name: str, mark: bool) -> tuple[int, list]:
     inputs = make_inputs()
     positions = tuple(i for i, a in enumerate(inputs) if isinstance(a, paddle.Tensor))
     ms.set_seed(3)
-    grads = ms.grad(_Probe(prim), positions)(*inputs)
+    mode = ms.get_context("mode")
+    ms.set_context(mode=ms.GRAPH_MODE if name in GRAPH_ONLY else mode)
+    try:
+        grads = ms.grad(_Probe(prim, OUTPUT.get(name, 0)), positions)(*inputs)
+    finally:
+        ms.set_context(mode=mode)
     grads = grads if isinstance(grads, tuple) else (grads,)
     return calls[0], [g.numpy() for g in grads]
 
