@@ -1,6 +1,9 @@
-"""Record which primitive classes real MindSpore 2.10 exposes in ``mindspore.ops`` and ``mindspore.ops.operations``.
+"""Record which primitive classes real MindSpore 2.10 exposes in ``mindspore.ops`` and
+``mindspore.ops.operations``.
 
-    /work/msvenv/bin/python compat/record/record_ops_primitives.py compat/tests/recorded/ops_primitive_names.json
+    python compat/record/record_ops_primitives.py compat/tests/recorded/ops_primitive_names.json
+
+(with MindSpore 2.10 installed).
 
 A primitive class is a public attribute of the module that is a class derived from
 ``mindspore.ops.Primitive`` (``Primitive`` itself included). MindSpore builds ``mindspore.ops``
@@ -27,7 +30,8 @@ def primitive_names(module) -> list[str]:
     names = []
     for name in dir(module):
         value = getattr(module, name)
-        if not name.startswith("_") and isinstance(value, type) and issubclass(value, mindspore.ops.Primitive):
+        primitive = isinstance(value, type) and issubclass(value, mindspore.ops.Primitive)
+        if not name.startswith("_") and primitive:
             names.append(name)
     return sorted(names)
 

@@ -15,8 +15,8 @@ BUILDS_JSON is a list of builds, each ``{"kind": ..., "keys": {...}}``, run in o
   then one forward and backward.
 
 A process builds one model kind of mindformers (``llama`` and ``qwen3`` set up mindformers'
-context differently). Before each build it writes ``=== build <i>`` to stderr (flushed), where MindSpore's logger
-writes too, so each warning can be told to the build that caused it.
+context differently). Before each build it writes ``=== build <i>`` to stderr (flushed),
+where MindSpore's logger writes too, so each warning can be told to the build that caused it.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ WHY = {
     "mp_comm_recompute": "one device has no model-parallel communication",
     "parallel_optimizer_comm_recompute": "one device has no optimizer shard",
     "recompute_slice_activation": "one device is a single rank, so nothing is sliced",
-    "recompute_comm_op": "select_comm_recompute marks its norms) are recomputed; one device has no communication",
+    "recompute_comm_op": ("select_comm_recompute marks its norms) are recomputed; "
+                          "one device has no communication"),
 }
 CROSS_DEVICE = {"mp_comm_recompute": True, "parallel_optimizer_comm_recompute": True}
 
@@ -69,7 +70,8 @@ def test_cell_and_primitive_options_warn_once_per_process(tmp_path):
     cross = {**CROSS_DEVICE, "recompute_slice_activation": True}
     builds = [
         {"kind": "cell", "keys": {}},
-        {"kind": "cell", "keys": {"parallel_optimizer_comm_recompute": False, "recompute_slice_activation": False}},
+        {"kind": "cell", "keys": {"parallel_optimizer_comm_recompute": False,
+                                  "recompute_slice_activation": False}},
         {"kind": "prim", "keys": {"recompute": True, "recompute_comm_op": False}},
         {"kind": "cell", "keys": {"mp_comm_recompute": True}},
         {"kind": "cell", "keys": cross},

@@ -25,7 +25,8 @@ def _is_operator_class(value) -> bool:
 
 
 def _operator_classes(module) -> set[str]:
-    return {name for name in dir(module) if not name.startswith("_") and _is_operator_class(getattr(module, name))}
+    return {name for name in dir(module)
+            if not name.startswith("_") and _is_operator_class(getattr(module, name))}
 
 
 @pytest.fixture(scope="module")
@@ -54,4 +55,5 @@ def test_ops_takes_its_operator_classes_from_operations():
     assert all(getattr(ops, name) is getattr(ops.operations, name) for name in listed)
     assert _operator_classes(ops) - listed == {"Primitive"}
     assert set(ops.operations.__all__) <= set(ops.__all__)
-    assert not any(name.endswith("_ops") for name in ops.operations.__all__)  # submodules are not star-exported
+    # submodules are not star-exported
+    assert not any(name.endswith("_ops") for name in ops.operations.__all__)

@@ -11,12 +11,13 @@ from .._primitive import Primitive
 from .._validate import missing as _missing
 from . import auto_generate, communication, composite, function, functional, operations, primitive
 from ._graph import HyperMap, Map, MultitypeFuncGraph, constexpr
-from .operations import *  # noqa: F403  (the operator classes: operations.__all__, their one list)
 from .functional import *  # noqa: F403  (every functional form, listed in functional.__all__)
+from .operations import *  # noqa: F403  (the operator classes: operations.__all__, their one list)
 
 __all__ = [
     "Primitive", "GradOperation", "grad", "value_and_grad", "functional", "operations", "auto_generate",
-    "communication", "composite", "function", "primitive", "HyperMap", "Map", "MultitypeFuncGraph", "constexpr",
+    "communication", "composite", "function", "primitive", "HyperMap", "Map",
+    "MultitypeFuncGraph", "constexpr",
     *operations.__all__,
     *functional.__all__,
 ]
