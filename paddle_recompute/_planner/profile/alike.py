@@ -26,7 +26,10 @@ from typing import Any
 
 import paddle
 
-__all__ = ["call_key"]
+from ..._core import tree
+from .counter import layer_of
+
+__all__ = ["call_key", "capture", "detached", "stand_ins_of", "share_times"]
 
 _PLAIN = (int, float, bool, str, type(None))
 _Tensor = paddle.Tensor
@@ -64,3 +67,77 @@ def _value(node: Any) -> Any:
     if isinstance(node, dict):
         return (type(node), tuple((k, _value(v)) for k, v in node.items()))
     raise _Unlike(type(node).__name__)
+
+
+def detached(call: Any) -> Any:
+    """``call`` (nested tensors) with each tensor that takes a gradient as a fresh leaf that
+    does, so a later forward on it builds its own graph and keeps no earlier one alive."""
+    leaves, spec = tree.flatten(call)
+    out = []
+    for t in leaves:
+        if not t.stop_gradient:
+            t = t.detach()
+            t.stop_gradient = False
+        out.append(t)
+    return tree.unflatten(spec, out)
+
+
+def capture(call: tuple, captured: dict, key: tuple | None) -> tuple | None:
+    """A block's ``(args, kwargs)`` to measure it alone on, when no block captured before
+    (``captured``: block -> (key, call)) is of its ``key``; else None."""
+    if key is not None and any(k == key for k, _ in captured.values()):
+        return None
+    return detached(call)
+
+
+def stand_ins_of(inst, layers: dict, blocks: list) -> dict:
+    """Block call -> (its first alike's call, its output, detached) for the blocks called
+    once, from the counting run ``inst`` (``profile/measure.py``'s ``_Instrumented``); none
+    when a layer is shared by blocks, or by a block and the code outside them (a skipped
+    block would change its calls)."""
+    if not _own_sublayers(layers, blocks):
+        return {}
+    firsts: dict = {}
+    out = {}
+    for call, (key, output) in inst.block_outs.items():
+        if key is None or inst.counts[layer_of(call)] != 0:
+            continue
+        first = firsts.setdefault(key, call)
+        if first != call:
+            out[call] = (first, detached(output))
+    return out
+
+
+def share_times(prof, stand_ins: dict) -> None:
+    """Give each block with a stand-in, its layers and its calls their first alike's times."""
+    for call, (first, _) in stand_ins.items():
+        block, alike = layer_of(call), layer_of(first)
+        for name, row in prof.layers.items():
+            rel = _relative(name, block)
+            source = None if rel is None else prof.layers.get(alike + rel)
+            if source is not None:
+                row.forward_s, row.recompute_s = source.forward_s, source.recompute_s
+        for row in prof.calls.values():
+            rel = _relative(row.layer, block)
+            name = None if rel is None else alike + rel
+            source = None if rel is None else prof.calls.get(f"{name}@{row.index}" if row.index else name)
+            if source is not None:
+                row.forward_s, row.recompute_s = source.forward_s, source.recompute_s
+
+
+def _relative(name: str, block: str) -> str | None:
+    if name == block:
+        return ""
+    return name[len(block):] if name.startswith(block + ".") else None
+
+
+def _own_sublayers(layers: dict, blocks: list) -> bool:
+    """Whether no layer runs in two blocks, or in a block and outside every block."""
+    owner: dict = {}
+    for b in blocks:
+        for sub in layers[b].sublayers(include_self=True):
+            if owner.setdefault(id(sub), b) != b:
+                return False
+    def inside(name):
+        return any(b == "" or name == b or name.startswith(b + ".") for b in blocks)
+    return not any(id(layer) in owner for name, layer in layers.items() if not inside(name))
