@@ -5,8 +5,9 @@ NOTE [ Blocks measured alone ]: the measured options (``options/policies.py``) a
 operator recording (``options/op_profile.py``) ran the whole step for every option and
 round, with the option on every block: their cost grew with depth, and on PaddleFormers'
 Llama (4 layers, hidden 512) they were most of a plan's minutes.  A block called once per
-step is now measured alone: one forward of the step captures each block's inputs (those
-that take a gradient as fresh leaves that do), blocks alike (NOTE [ Alike calls ] in
+step is now measured alone: the profile's first forward (or, on a profile given to
+``plan``, one forward of the step) captures the inputs of the first block of each kind
+(those that take a gradient as fresh leaves that do), blocks alike (NOTE [ Alike calls ] in
 ``profile/alike.py``) form a group, and the group's first block is recorded and measured on
 its captured call alone (a forward + ``paddle.grad`` backward of that block, its state put
 back), every round and option as before.  The other blocks of the group take its operator

@@ -3,12 +3,22 @@ the other's (NOTE [ Alike calls ]).
 
 NOTE [ Alike calls ]: a model of ``n`` decoder layers runs ``n`` calls that cost the same:
 one class, parameters of the same shapes and dtypes, inputs of the same shapes and dtypes.
-Timing each of them (the profile's reruns, every option's forward and backward) makes the
-plan's cost grow with depth for no new information.  So calls alike share one measurement:
-the first call of a kind is measured and the others take its seconds (the profile's rerun
-times: ``profile/measure.py``), and blocks alike share the operator recording and the
-measured options of their first (``options/alike.py``).  Bytes are never shared: every
-call's saved tensors are counted as it runs.
+Timing each of them (the profile's forwards and reruns, every option's forward and
+backward) makes the plan's cost grow with depth for no new information.  So calls alike
+share one measurement.  The profile's first forward runs every call: it counts every
+call's saved bytes (never shared), finds the structure, times every call once, reruns the
+first call of each kind (the others take its rerun time) and captures the inputs of the
+first block of each kind.  Its later forwards (``repeats``) time one block of each kind:
+a block called once whose first alike ran before it is not run, its output from the first
+forward (detached, a fresh leaf where it took a gradient) stands in for it, and its
+enclosing calls count its first alike's time this run in its place (``profile/measure.py``).
+Every block with a stand-in, its layers and their calls then take its first alike's
+times (medians over the forwards).  Unless a layer runs in two blocks, or in a block and
+outside every block: a stand-in would then change that layer's calls, and every block
+runs in every forward.  So at any depth a profile runs the model's whole forward once and
+one block of each kind ``repeats`` times.  Blocks alike also share the operator recording
+and the measured options of their first, measured alone on the captured inputs
+(``options/alike.py``).
 
 Two calls are alike when their layers are of one class, both in training or both in eval
 mode, with the same sublayers (relative names, classes, modes), parameters and buffers
@@ -17,7 +27,9 @@ same nesting, tensors of the same shapes, dtypes and ``stop_gradient``, and equa
 values (ints, floats, strings, ``None``).  A call with an argument of any other kind (an
 object that may steer the forward) is alike to none.  What a forward reads from its layer's
 plain attributes is not compared: a layer whose forward branches on its index would be
-measured as its first alike (times only; what it saves is still counted).
+measured as its first alike (times only; what it saves is still counted).  A stand-in has
+the shapes and dtypes of the output it stands for, not its values after the first
+forward: the later forwards time the code after it on the first forward's values.
 """
 
 from __future__ import annotations

@@ -76,8 +76,8 @@ class _Discard:
 class _Instrumented:
     """Context manager: wrap each named layer's ``forward`` to time it and track the
     running call; every layer is also re-run once per call to time a recompute, but a call
-    alike to one already re-run in this run takes that one's time (NOTE [ Alike calls ] in
-    ``profile/alike.py``)."""
+    alike to one already re-run in this run takes that one's time, and a block call with a
+    stand-in is not run (NOTE [ Alike calls ] in ``profile/alike.py``)."""
 
     def __init__(self, layers: dict, consumers: set, blocks: list, record: bool,
                  stand_ins: dict | None = None):
@@ -229,7 +229,9 @@ def profile(
 
     Runs ``model_or_fn(*inputs, **kwargs)`` ``repeats`` times with grad enabled (no
     backward); random states and stateful-layer buffers are put back afterwards, so the
-    profile changes nothing.  Bytes are counted as NOTE [ Counting saved bytes ] says.
+    profile changes nothing.  Bytes are counted as NOTE [ Counting saved bytes ] says, in
+    the first run; blocks alike are timed on the first of them, which alone of them runs
+    after the first run (NOTE [ Alike calls ]).
 
     Args:
         model_or_fn: a ``paddle.nn.Layer`` or a function (its Layers are found as
