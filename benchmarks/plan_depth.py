@@ -1,7 +1,7 @@
 """Plan time against depth: ``planner.plan`` at budget 0.5 on PaddleFormers' Llama (hidden
 256, seq 256, batch 4, 8 heads, 4 KV heads) at 2, 4, 8, 16 and 32 layers, for the checkout
 at ``REPO``: wall clock, this process's CPU time, and each stage's (``Plan.timings`` where
-the checkout has it, else timed from outside as ``plan_time.py`` does), with the step time
+the checkout has it), with the step time
 without recompute beside it (what a whole-step measurement costs at that depth).
 
     python benchmarks/plan_depth.py REPO [--layers 2,4,8,16,32] [--json out.json]
@@ -37,7 +37,6 @@ from paddle_recompute.bench import HostMemory  # noqa: E402
 def main() -> None:
     paddle.set_device("cpu")
     frontier.CLOCK[0] = "cpu"
-    outside = plan_time._outside_timings()
     memory = HostMemory()
     rows = {}
     for n in (int(k) for k in ARGS.layers.split(",")):
@@ -47,7 +46,7 @@ def main() -> None:
         frontier._held(subject, memory)
         none_held, _ = frontier._held(subject, memory)
         step_s = statistics.median(frontier._step(subject)[0] for _ in range(3))
-        p, timing = plan_time.plan_once(subject, int(0.5 * none_held), outside)
+        p, timing = plan_time.plan_once(subject, int(0.5 * none_held))
         rows[n] = {**timing, "step_cpu_s": step_s, "choices": [c.option for c in p.choices],
                    "load_average": os.getloadavg()}
         print(n, json.dumps(rows[n]), flush=True)

@@ -64,11 +64,11 @@ def test_blocks_alike_are_measured_once_and_the_plan_is_exact():
     model, x = _model([2, 2, 2, 2]), _input()
     plan = pr.planner.plan(model, x, budget=0.5, blocks=list(model), final_rounds=0)
     counts = [b.forwards for b in model]
-    # the other blocks ran only in the whole model's forwards: the profile's 3 and the one
-    # that captured the blocks' inputs; the first ran also its reruns, its operator
-    # recording and every measured option, alone
-    assert counts[1:] == [4, 4, 4], counts
-    assert counts[0] > 4 + 3, counts
+    # the other blocks ran only in the profile's first forward, which counted their bytes
+    # and captured the first block's inputs; the first ran also the profile's other
+    # forwards, its reruns, its operator recording and every measured option, alone
+    assert counts[1:] == [1, 1, 1], counts
+    assert counts[0] > 3 + 3, counts
     prof = plan.profile
     assert prof.layers["1"].recompute_s == prof.layers["0"].recompute_s
     assert all(prof.policy_costs[b] == prof.policy_costs["0"] for b in prof.blocks)
@@ -94,11 +94,44 @@ def test_blocks_unlike_get_their_own_measurements():
     model, x = _model([2, 3, 2, 3]), _input()
     plan = pr.planner.plan(model, x, budget=0.5, blocks=list(model), final_rounds=0)
     counts = [b.forwards for b in model]
-    assert counts[2:] == [4, 4] and min(counts[:2]) > 4 + 3, counts  # one measured per shape
+    assert counts[2:] == [1, 1] and min(counts[:2]) > 3 + 3, counts  # one measured per shape
     prof = plan.profile
     assert prof.policy_costs["2"] == prof.policy_costs["0"]
     assert prof.policy_costs["3"] == prof.policy_costs["1"]
     assert prof.op_profiles["0"] is prof.op_profiles["2"] is not prof.op_profiles["1"]
+
+
+def test_planning_runs_the_blocks_as_often_at_any_depth():
+    # the profile's timing forwards, reruns, operator recording and measured options run
+    # one block of each kind: 16 blocks alike cost the first block as many forwards as 4,
+    # and each other block one (the profile's first forward, which counts its bytes)
+    counts, profs = {}, {}
+    for n in (4, 16):
+        model = _model([2] * n)
+        profs[n] = pr.planner.profile(model, _input(), blocks=list(model))
+        assert [b.forwards for b in model] == [3 + 3] + [1] * (n - 1)  # 3 runs, 3 reruns
+        model = _model([2] * n)
+        pr.planner.plan(model, _input(), budget=0.5, blocks=list(model), final_rounds=0,
+                        options=["full", "policy:selective"])
+        counts[n] = [b.forwards for b in model]
+        assert counts[n][1:] == [1] * (n - 1), counts[n]
+    assert counts[16][0] == counts[4][0] > 6, counts
+    for n, prof in profs.items():  # bytes are each block's own; times its first alike's
+        assert [prof.layers[b].saved_bytes for b in prof.blocks[1:]] == [
+            prof.layers["1"].saved_bytes] * (n - 1)
+        for b in prof.blocks[1:]:
+            for rel in ("", ".up", ".down"):
+                assert prof.layers[b + rel].forward_s == prof.layers["0" + rel].forward_s
+                assert prof.layers[b + rel].recompute_s == prof.layers["0" + rel].recompute_s
+    assert profs[16].layers["0"].saved_bytes == profs[4].layers["0"].saved_bytes
+
+
+def test_blocks_sharing_a_layer_all_run_in_every_profile_run():
+    # a layer two blocks share is called by each: skipping one would renumber its calls
+    model = _model([2, 2, 2])
+    model[2].up = model[1].up
+    pr.planner.profile(model, _input(), blocks=list(model))
+    assert [b.forwards for b in model] == [6, 3, 3]
 
 
 def test_timings_name_every_stage_and_sum_to_at_most_the_total(tmp_path):

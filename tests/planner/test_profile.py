@@ -100,13 +100,15 @@ def test_times_and_rerun_counted():
     model = nn.Sequential(Counted(), Counted())
     prof = pr.planner.profile(model, _x((4, 8)), repeats=2)
     assert prof.blocks == ["0", "1"]
-    # each run: one forward per block, and one timed re-run of the first block only: the
-    # second is alike (one class, same parameter and input shapes) and takes its time
-    # (NOTE [ Alike calls ])
-    assert [b.calls for b in model] == [4, 2]
+    # each run: a forward and one timed re-run of the first block; the second is alike (one
+    # class, same parameter and input shapes): it runs in the first run only, to count its
+    # bytes, and takes the first's times (NOTE [ Alike calls ])
+    assert [b.calls for b in model] == [4, 1]
     for row in prof.block_profiles():
         assert row.forward_s > 0 and row.recompute_s > 0 and row.calls == 1
     assert prof.layers["0"].recompute_s == prof.layers["1"].recompute_s
+    assert prof.layers["0"].forward_s == prof.layers["1"].forward_s
+    assert prof.calls["1.lin"].forward_s == prof.calls["0.lin"].forward_s
     assert prof.layers["0.lin"].recompute_s is not None  # direct sublayers of blocks too
     assert prof.forward_s > 0
 
@@ -119,7 +121,7 @@ def test_calls_unlike_are_rerun_each():
     evaluated.eval()
     model = nn.Sequential(Counted(), wide, evaluated, Counted())
     pr.planner.profile(model, _x((4, 8)), repeats=2)
-    assert [b.calls for b in model] == [4, 4, 4, 2]
+    assert [b.calls for b in model] == [4, 4, 4, 1]  # the last: alike to the first, timed by it
 
 
 def test_no_side_effects_on_rng_buffers_forward_or_hooks():

@@ -5,8 +5,9 @@ NOTE [ Blocks measured alone ]: the measured options (``options/policies.py``) a
 operator recording (``options/op_profile.py``) ran the whole step for every option and
 round, with the option on every block: their cost grew with depth, and on PaddleFormers'
 Llama (4 layers, hidden 512) they were most of a plan's minutes.  A block called once per
-step is now measured alone: one forward of the step captures each block's inputs (those
-that take a gradient as fresh leaves that do), blocks alike (NOTE [ Alike calls ] in
+step is now measured alone: the profile's first forward (or, on a profile given to
+``plan``, one forward of the step) captures the inputs of the first block of each kind
+(those that take a gradient as fresh leaves that do), blocks alike (NOTE [ Alike calls ] in
 ``profile/alike.py``) form a group, and the group's first block is recorded and measured on
 its captured call alone (a forward + ``paddle.grad`` backward of that block, its state put
 back), every round and option as before.  The other blocks of the group take its operator
@@ -28,7 +29,7 @@ from ..._core.amp import grad_enabled, set_grad_enabled
 from ..._core.state import ForwardState
 from ..._entry.routing import route_forwards
 from ..harness import Session, trainable_params
-from ..profile.alike import call_key
+from ..profile.alike import call_key, capture
 from .policies import measure_options
 
 __all__ = ["Alike", "alike_blocks", "measure_alike", "split_alike", "share_costs"]
@@ -43,24 +44,48 @@ class Alike:
     session: Session
 
 
-def alike_blocks(session: Session) -> dict[str, Alike]:
-    """First block -> its group, for the profile's blocks called once per step: one forward
-    of the step captures their calls (state put back)."""
+def alike_blocks(session: Session, captured: dict | None = None) -> dict[str, Alike]:
+    """First block -> its group, for the profile's blocks called once per step.  Their calls
+    are ``captured`` by the profile (block -> (call key, its call when the first of its key):
+    ``profile_calls`` in ``profile/measure.py``) when it ran in this plan, else captured by
+    one forward of the step (state put back)."""
     prof = session.prof
     once = [b for b in prof.blocks if prof.layers[b].calls == 1]
     if not once or not session.params:
         return {}
-    captured: dict[str, tuple] = {}  # block -> (key, its call when the first of its key)
-    seen: set = set()
+    groups = _groups(once, captured) if captured is not None else None
+    if groups is None:
+        captured = _captured(session, once)
+        groups = _groups(once, captured)
+    return {members[0]: Alike(tuple(members), _alone(session, members[0], captured[members[0]][1]))
+            for members in groups}
 
-    def capture(name):
+
+def _groups(once: list, captured: dict) -> list | None:
+    """The blocks ``once`` in groups alike, each led by a block whose call was captured (None
+    when a group has none)."""
+    groups: dict = {}
+    for b in once:
+        if b in captured:
+            key = captured[b][0]
+            groups.setdefault(b if key is None else key, []).append(b)
+    for members in groups.values():  # the one whose call was captured first
+        members.sort(key=lambda b: captured[b][1] is None)
+        if captured[members[0]][1] is None:
+            return None
+    return list(groups.values())
+
+
+def _captured(session: Session, once: list) -> dict:
+    """Block -> (call key, its call when the first of its key), by one forward of the step."""
+    captured: dict[str, tuple] = {}
+
+    def wrap_of(name):
         def wrap(forward):
             def run(*args, **kwargs):
                 if name not in captured:
                     key = call_key(session.table[name], args, kwargs)
-                    first = key is None or key not in seen
-                    seen.add(key)
-                    captured[name] = (key, _detached((args, kwargs)) if first else None)
+                    captured[name] = (key, capture((args, kwargs), captured, key))
                 return forward(*args, **kwargs)
 
             return run
@@ -71,34 +96,12 @@ def alike_blocks(session: Session) -> dict[str, Alike]:
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        with route_forwards((session.table[b], capture(b)) for b in once), \
+        with route_forwards((session.table[b], wrap_of(b)) for b in once), \
                 ForwardState(True, session.roots).replayed():
             fn(*args, **kwargs)
     finally:
         set_grad_enabled(grad)
-    groups: dict = {}
-    for b in once:
-        if b not in captured:
-            continue
-        key, _ = captured[b]
-        groups.setdefault(b if key is None else key, []).append(b)
-    out = {}
-    for members in groups.values():  # the one whose call was captured first
-        members.sort(key=lambda b: captured[b][1] is None)
-        out[members[0]] = Alike(tuple(members), _alone(session, members[0], captured[members[0]][1]))
-    return out
-
-
-def _detached(call: tuple) -> tuple:
-    """The call's arguments, each tensor that takes a gradient as a fresh leaf that does."""
-    leaves, spec = tree.flatten(call)
-    out = []
-    for t in leaves:
-        if not t.stop_gradient:
-            t = t.detach()
-            t.stop_gradient = False
-        out.append(t)
-    return tree.unflatten(spec, out)
+    return captured
 
 
 def _alone(session: Session, block: str, call: tuple) -> Session:

@@ -39,7 +39,7 @@ from ..options.policies import policy_wraps
 from ..options.region_overhead import measure_region_overhead
 from ..profile.blocks import layer_table
 from ..profile.files import check_structure, structure_of
-from ..profile.measure import profile as run_profile
+from ..profile.measure import profile_calls as run_profile
 from ..profile.result import Profile
 from ..solvers.blocks import BLOCK_SOLVERS, InfeasibleBudget, Option
 from .final_choice import ROUNDS as FINAL_ROUNDS
@@ -165,8 +165,8 @@ def plan(
         check_structure("plan", "the profile given", profile.structure,
                         structure_of(layers, (sample_inputs, kwargs)))
     with timings.stage("profile"):
-        prof = profile if profile is not None else run_profile(model_or_fn, *sample_inputs,
-                                                                 blocks=blocks, **kwargs)
+        prof, captured = ((profile, None) if profile is not None else
+                          run_profile(model_or_fn, sample_inputs, kwargs, blocks))
     budget = budget_bytes("plan", budget, prof.total_bytes)
     kinds, final_rounds = without_measurements(prof, kinds, final_rounds)  # a scaled profile
     session = Session((model_or_fn, sample_inputs, kwargs), layers, roots, prof)
@@ -177,11 +177,12 @@ def plan(
         todo = policy_wraps(prof, kinds)
         # blocks alike, measured once and alone (NOTE [ Blocks measured alone ] in
         # options/alike.py): one forward captures them, when there is anything to measure
-        alike = alike_blocks(session) if todo or (OPS in kinds and not prof.op_profiles) else {}
+        alike = (alike_blocks(session, captured) if todo or (OPS in kinds and not prof.op_profiles)
+                 else {})
         ops = ops_wraps(session, kinds, calls=regions == "tree", budget=budget, alike=alike)
     with timings.stage("measure_options"):
         if ops and not alike:  # a new budget point on a profile measured before
-            alike = alike_blocks(session)
+            alike = alike_blocks(session, captured)
         measure_alike(session, {**todo, **ops}, alike)
         if regions == "tree":
             measure_region_overhead(session)

@@ -43,14 +43,14 @@ from ..._core.layers import find_roots
 from ..._core.state import ForwardState
 from ..._entry.routing import Applied, route_forwards
 from ..harness import clock, sync
-from .alike import call_key
+from .alike import call_key, capture, share_times, stand_ins_of
 from .blocks import layer_table, resolve_blocks
 from .calls import call_rows, shared_call_inputs
 from .counter import Counter, spans, tensor_key
 from .files import structure_of
 from .result import LayerProfile, Profile
 
-__all__ = ["profile", "nbytes_of"]
+__all__ = ["profile", "profile_calls", "nbytes_of"]
 
 
 def nbytes_of(tree: Any, alive_anyway: Callable[[int], bool] | None = None) -> int:
@@ -76,11 +76,19 @@ class _Discard:
 class _Instrumented:
     """Context manager: wrap each named layer's ``forward`` to time it and track the
     running call; every layer is also re-run once per call to time a recompute, but a call
-    alike to one already re-run in this run takes that one's time (NOTE [ Alike calls ] in
-    ``profile/alike.py``)."""
+    alike to one already re-run in this run takes that one's time, and a block call with a
+    stand-in is not run (NOTE [ Alike calls ] in ``profile/alike.py``)."""
 
-    def __init__(self, layers: dict, consumers: set, blocks: list):
+    def __init__(self, layers: dict, consumers: set, blocks: list, record: bool,
+                 stand_ins: dict | None = None):
         self.layers, self.consumers, self.blocks = layers, consumers, set(blocks)
+        self.record = record  # the run that counts bytes: it also notes the blocks' calls
+        # block call -> (its first alike's call, its output in the counting run): the call
+        # is not run, its alike's time stands for it (NOTE [ Alike calls ])
+        self.stand_ins = stand_ins or {}
+        self.skipped_s = 0.0  # stand-ins' time so far: enclosing layers' forward time adds it
+        self.block_outs: dict = {}  # (counting run) block call -> (call key, output)
+        self.captured: dict = {}  # (counting run) block -> (call key, its call when the first)
         self.block_inputs: list = []  # (call of a block or part, keys of its inputs), in call order
         self.counter: Counter | None = None
         self.times: dict[str, list[float]] = {}  # per name: [forward, recompute, calls, in, out]
@@ -107,18 +115,25 @@ class _Instrumented:
         def forward(*args, **kwargs):
             if self.paused:
                 return original(*args, **kwargs)
-            call, inputs = self._enter(name, args, kwargs)
+            stand_in = self._stand_in(name)
+            if stand_in is not None:
+                return stand_in
             key = call_key(layer, args, kwargs)
+            if self.record and name in self.blocks and name not in self.captured:
+                self.captured[name] = (key, capture((args, kwargs), self.captured, key))
+            call, inputs = self._enter(name, args, kwargs)
             ops_in = self.counter.ops
             state = ForwardState(True, (layer,))
             sync()
-            start, reruns = clock(), self.rerun_s
+            start, reruns, skipped = clock(), self.rerun_s, self.skipped_s
             try:
                 out = original(*args, **kwargs)
                 sync()
             finally:
                 self.counter.stack.pop()
-            seconds = clock() - start - (self.rerun_s - reruns)
+            seconds = clock() - start - (self.rerun_s - reruns) + (self.skipped_s - skipped)
+            if self.record and name in self.blocks:
+                self.block_outs[call] = (key, out)
             row = self.times.setdefault(name, [0.0, 0.0, 0, 0, 0])
             row[0] += seconds
             row[2] += 1
@@ -136,6 +151,20 @@ class _Instrumented:
             return out
 
         return forward
+
+    def _stand_in(self, name: str):
+        """The output standing in for this call of block ``name`` when it has a stand-in
+        (the call then counts as made, with its first alike's time this run), else None."""
+        if name not in self.blocks:
+            return None
+        index = self.counts.get(name, -1) + 1
+        found = self.stand_ins.get(f"{name}@{index}" if index else name)
+        if found is None:
+            return None
+        first, out = found
+        self.counts[name] = index
+        self.skipped_s += self.calls[first][3]
+        return out
 
     def _enter(self, name: str, args, kwargs) -> tuple[str, list]:
         """Number the call, note its inputs (key, bytes; not alive anyway) and push it."""
@@ -200,7 +229,9 @@ def profile(
 
     Runs ``model_or_fn(*inputs, **kwargs)`` ``repeats`` times with grad enabled (no
     backward); random states and stateful-layer buffers are put back afterwards, so the
-    profile changes nothing.  Bytes are counted as NOTE [ Counting saved bytes ] says.
+    profile changes nothing.  Bytes are counted as NOTE [ Counting saved bytes ] says, in
+    the first run; blocks alike are timed on the first of them, which alone of them runs
+    after the first run (NOTE [ Alike calls ]).
 
     Args:
         model_or_fn: a ``paddle.nn.Layer`` or a function (its Layers are found as
@@ -230,22 +261,34 @@ def profile(
                         f"{type(model_or_fn).__name__}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"profile: `repeats` must be an int >= 1, got {repeats!r}")
+    return profile_calls(model_or_fn, inputs, kwargs, blocks, repeats)[0]
+
+
+def profile_calls(model_or_fn, inputs: tuple, kwargs: dict, blocks, repeats: int = 3) -> tuple:
+    """:func:`profile` (arguments checked there), and the blocks' calls it captured: block ->
+    (call key, its ``(args, kwargs)`` when the first call of its key, else None), which
+    ``options/alike.py`` measures blocks alone on."""
     roots = find_roots(model_or_fn, inputs, kwargs)
     layers = layer_table(model_or_fn, roots, blocks)
     block_names = resolve_blocks(model_or_fn, layers, blocks)
     consumers = set(block_names) | {c for b in block_names for c in _children(layers, b)}
     runs = []
+    stand_ins: dict = {}
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
         for r in range(repeats):
-            runs.append(_one_run(model_or_fn, inputs, kwargs, roots, layers, consumers, block_names,
-                                 r == 0))
+            run, inst = _one_run(model_or_fn, inputs, kwargs, roots, layers, consumers,
+                                 block_names, r == 0, stand_ins)
+            runs.append(run)
+            if r == 0:  # the later runs time one block of each kind (NOTE [ Alike calls ])
+                stand_ins, captured = stand_ins_of(inst, layers, block_names), inst.captured
     finally:
         set_grad_enabled(grad)
     result = _assemble(runs, layers, block_names, repeats)
+    share_times(result, stand_ins)
     result.structure = structure_of(layers, (inputs, kwargs))
-    return result
+    return result, captured
 
 
 def _children(layers: dict, name: str) -> list[str]:
@@ -261,22 +304,23 @@ def _alive_anyway(layers: dict, inputs, kwargs) -> list:
                  + _tree.flatten((inputs, kwargs))[0])
 
 
-def _one_run(fn, inputs, kwargs, roots, layers, consumers, blocks, record) -> tuple:
-    with _Instrumented(layers, consumers, blocks) as inst, ForwardState(True, roots).replayed():
+def _one_run(fn, inputs, kwargs, roots, layers, consumers, blocks, record, stand_ins) -> tuple:
+    with _Instrumented(layers, consumers, blocks, record, stand_ins) as inst, \
+            ForwardState(True, roots).replayed():
         counter = inst.counter = Counter(_alive_anyway(layers, inputs, kwargs), record)
         with _hooks.pushed(counter), ops.installed():
             sync()
             start = clock()
             out = fn(*inputs, **kwargs)
             sync()
-            seconds = clock() - start - inst.rerun_s
+            seconds = clock() - start - inst.rerun_s + inst.skipped_s
         del out
     counter.resolve_uses()
     inst.held.clear()
     for block, keys in inst.block_inputs:
         counter.give_to_consumer(block, keys)
     counter.give_to_outside({c for c, row in inst.calls.items() if row[0] in inst.blocks})
-    return counter, inst.times, seconds, inst.calls
+    return (counter, inst.times, seconds, inst.calls), inst
 
 
 def _assemble(runs, layers, block_names, repeats) -> Profile:
@@ -286,8 +330,9 @@ def _assemble(runs, layers, block_names, repeats) -> Profile:
     rows = {}
     for name, layer in layers.items():
         inclusive, own = by_layer.get(name, (0, 0))
-        per_run = [times.get(name, [0.0, 0.0, 0, 0, 0]) for _, times, _, _ in runs]
-        first = per_run[0]
+        # the runs it ran in: a block with a stand-in runs in the first only
+        per_run = [times[name] for _, times, _, _ in runs if name in times] or [[0.0, 0.0, 0, 0, 0]]
+        first = runs[0][1].get(name, [0.0, 0.0, 0, 0, 0])
         rows[name] = LayerProfile(
             name=name, type=type(layer).__name__, depth=name.count(".") + (name != ""),
             calls=first[2], saved_bytes=inclusive, self_bytes=own, input_bytes=first[3],
