@@ -27,7 +27,9 @@ which needs the ``hyper_parallel`` package (not installed), and this class other
 (``select_comm_recompute=True``) or ``all`` (the three). ``--init`` loads weights by parameter
 name from an ``.npz``; ``--save-init`` writes the network's initial weights to one (and
 ``--steps 0`` stops there). ``--out`` writes the losses and the parameter names and shapes as
-JSON. ``--noise SEED`` scales every weight by ``1 + 1e-6 * N(0, 1)`` first; ``--reverse-batch``
+JSON; ``--grads`` writes, to an ``.npz``, the first step's gradient of every trained parameter
+(``grad/<name>``, what ``value_and_grad`` returned) and every parameter after the last step
+(``param/<name>``). ``--noise SEED`` scales every weight by ``1 + 1e-6 * N(0, 1)`` first; ``--reverse-batch``
 feeds each batch's rows in reverse order.
 """
 
@@ -98,6 +100,7 @@ def main():
     parser.add_argument("--save-init", default=None)
     parser.add_argument("--noise", type=int, default=None)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--grads", default=None, help="write step 1's gradients and the final weights (.npz)")
     parser.add_argument("--reverse-batch", action="store_true")
     args = parser.parse_args()
 
@@ -120,11 +123,14 @@ def main():
 
     rng = np.random.default_rng(0)
     losses = []
+    first_grads = {}
     for step in range(args.steps):
         tokens = rng.integers(1, VOCAB, (BATCH, SEQ + 1)).astype(np.int32)
         if args.reverse_batch:
             tokens = tokens[::-1].copy()
         loss, grads = grad_fn(Tensor(tokens[:, :-1]), Tensor(tokens[:, 1:]))
+        if step == 0:
+            first_grads = {"grad/" + p.name: g.asnumpy().copy() for p, g in zip(optimizer.parameters, grads)}
         optimizer(grads)
         losses.append(float(loss.asnumpy()))
         print(f"step {step}: loss {losses[-1]:.6f}")
@@ -132,6 +138,9 @@ def main():
         params = [[p.name, list(p.shape)] for p in net.get_parameters()]
         with open(args.out, "w") as f:
             json.dump({"losses": losses, "params": params}, f)
+    if args.grads:
+        weights = {"param/" + p.name: p.asnumpy() for p in net.get_parameters()}
+        np.savez(args.grads, **first_grads, **weights)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """MindSpore's noise floor for the gradients and weights a mindformers training script dumps
 (``--grads``: ``grad/<name>``, the first step's gradient of each trained parameter, and
 ``param/<name>``, each parameter after the last step). Shared by
-``record_mindformers_llama.py`` and ``record_mindformers_glm2.py``; numpy only.
+``record_mindformers_llama.py``, ``record_mindformers_glm2.py`` and ``record_mindformers_qwen3.py``;
+numpy only.
 
 The floor of an entry is the largest absolute change, over MindSpore's own runs with 1e-6
 relative noise on the initial weights (and one with each batch's rows reversed), from its run

@@ -20,11 +20,16 @@ compositions of MindSpore CPU ops that compute what the primitives' documentatio
 So the ground truth is MindSpore's arithmetic with these as compositions. Everything else runs as
 MindSpore runs it (GRAPH_MODE: ``Morph`` runs only there).
 
-Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them)
-and ``run.json``: the parameter names and shapes; four steps' losses from ``init.npz`` for each
-recompute variant of the script (``none``, ``full``, ``select``, ``comm``, ``all``); the noise
-floor: the largest difference from the ``none`` losses over four runs with every weight scaled
-by ``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each batch's rows reversed; and,
+Writes ``init.npz`` (the network's initial weights by parameter name, as MindSpore drew them),
+``grads.npz`` (the script's ``--grads`` dump of the ``all`` run: the first step's gradient of every
+trained parameter, ``grad/<name>``, and every parameter after the last step, ``param/<name>``;
+compressed) and ``run.json``: the parameter names and shapes; four steps' losses from
+``init.npz`` for each recompute variant of the script (``none``, ``full``, ``select``, ``comm``,
+``all``) and the largest difference of each variant's dump from the ``all`` one
+(``grads_change``); the noise floor: the largest difference from the ``all`` losses over four
+runs with every weight scaled by ``1 + 1e-6 * N(0, 1)`` (noise seeds 1-4) and one run with each
+batch's rows reversed, and ``grads_floor``, the same per entry of the dump
+(compat/record/mindformers_grads.py); and,
 per variant, the cells and primitives mindformers marks for recompute while it builds the
 network (compat/record/mindformers_recompute_marks.py). Each training run is a subprocess, as a
 user runs the script.
@@ -42,6 +47,9 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import mindformers_grads as mg  # noqa: E402
+
 SCRIPT = HERE.parent / "mindformers_scripts" / "qwen3_train.py"
 COMPOSED = HERE / "qwen3_cpu_compositions.py"
 STEPS = 4
@@ -80,10 +88,13 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         drawn = run(tmp, "--steps", "0", "--save-init", str(init))
-        by_variant = {v: run(tmp, "--init", str(init), "--recompute", v) for v in VARIANTS}
-        noisy = [run(tmp, "--init", str(init), "--recompute", "none", "--noise", str(s))["losses"]
-                 for s in NOISE_SEEDS]
-        noisy.append(run(tmp, "--init", str(init), "--recompute", "none", "--reverse-batch")["losses"])
+        by_variant = {v: run(tmp, "--init", str(init), "--recompute", v, "--grads", str(tmp / f"{v}.npz"))
+                      for v in VARIANTS}
+        noisy, dumps = mg.noise_runs(run, tmp, init, NOISE_SEEDS)  # the script's default: all
+        dump = mg.load(tmp / "all.npz")
+        grads_floor = mg.floor(dump, mg.initial_weights(init), dumps)
+        change = {v: mg.largest_difference(mg.load(tmp / f"{v}.npz"), dump) for v in VARIANTS}
+        np.savez_compressed(dest / "grads.npz", **dump)
         cwd = os.getcwd()
         os.chdir(tmp)  # mindformers writes its log folder (output/) into the working directory
         try:
@@ -92,7 +103,7 @@ def main(argv):
             os.chdir(cwd)
     import mindspore
 
-    losses = np.array(by_variant["none"]["losses"])
+    losses = np.array(by_variant["all"]["losses"])
     floor = np.max([np.abs(np.array(n) - losses) for n in noisy], axis=0)
     record = {
         "mindspore": mindspore.__version__,
@@ -102,6 +113,7 @@ def main(argv):
         "params": drawn["params"],
         "losses": {v: r["losses"] for v, r in by_variant.items()},
         "floor": floor.tolist(),
+        "grads_change": change, "grads_floor": grads_floor,
         "recompute_marks": marks,
     }
     for v, r in by_variant.items():

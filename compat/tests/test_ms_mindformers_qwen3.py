@@ -16,7 +16,10 @@ The ground truth is MindSpore's arithmetic with the primitives its CPU build has
 MindSpore CPU ops (the recorder's docstring lists them). The layer computes ``RmsNorm`` and
 ``FlashAttentionScore`` with the same formulas in the same order (``Outer`` and the embedding
 give the same numbers either way), so the two differ only by each framework's float rounding in
-the kernels underneath. Each run is a subprocess, as a user runs it.
+the kernels underneath. Each run is a subprocess, as a user runs it. Compared: the losses, the
+first step's gradient of every trained parameter and every parameter after the last step (the
+script's ``--grads`` dump; recorded/mindformers_qwen3/grads.npz is MindSpore's, recorded with
+recompute all on).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import sys
 
 import numpy as np
 import pytest
+from _mindformers_grads import assert_dumps_equal, assert_within_floor, load
 from _ms_helpers import COMPAT, checkout_env
 
 RECORDED = COMPAT / "tests" / "recorded" / "mindformers_qwen3"
@@ -42,6 +46,14 @@ VARIANTS = ("none", "full", "select", "comm", "all")
 # loss by a few ulps: measured 4, 4, 4, 3 ulps over the four steps. 8x leaves room for a CPU
 # whose BLAS blocks its sums differently.
 FLOORS = 8
+# The same for each gradient and final weight, per parameter: its floor is the largest change of
+# the entry (absolute, over its elements) in those noisy and reversed MindSpore runs; for a final
+# weight, the change of what training moved it (final - initial), so the injected noise is not
+# counted (compat/record/mindformers_grads.py). Measured (every variant the same): gradients at
+# most 0.22x their floor (5.2e-8 absolute, 15 float32 ulps of the entry's largest element), final
+# weights at most 1.0x (one ulp of a norm weight near 1, where MindSpore's own floor is that ulp;
+# 1.2e-7 absolute, 9 ulps). 4x leaves room for a CPU whose BLAS blocks its sums differently.
+GRAD_FLOORS = 4
 LAYER = "model.decoder.layers.{}."
 # primitives inside each decoder layer that run once a step when nothing reruns them
 IN_LAYER = ("input_layernorm.norm", "pre_mlp_layernorm.norm", "self_attention.q_layernorm.norm",
@@ -52,13 +64,14 @@ IN_LAYER = ("input_layernorm.norm", "pre_mlp_layernorm.norm", "self_attention.q_
 def _run(tmp_path, variant: str) -> dict:
     out = tmp_path / "out.json"
     counts = tmp_path / "counts.json"
+    grads = tmp_path / "grads.npz"
     command = [sys.executable, "-m", "paddle_mindspore", str(DRIVER), str(counts), str(SCRIPT),
                "--steps", "4", "--recompute", variant, "--init", str(RECORDED / "init.npz"),
-               "--out", str(out)]
+               "--out", str(out), "--grads", str(grads)]
     done = subprocess.run(command, cwd=tmp_path, env=checkout_env(), capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    return {**json.loads(out.read_text()), **json.loads(counts.read_text())}
+    return {**json.loads(out.read_text()), **json.loads(counts.read_text()), "dump": load(grads)}
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +107,21 @@ def test_losses_within_mindspores_noise_floor(runs, record):
     for variant in VARIANTS:
         np.testing.assert_array_equal(record["losses"][variant], record["losses"]["none"])
         np.testing.assert_array_equal(runs[variant]["losses"], runs["none"]["losses"])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_gradients_and_weights_within_mindspores_noise_floor(runs, record, variant):
+    floors = record["grads_floor"]
+    assert len(floors) == 2 * len(record["params"])
+    assert all(0 < floor < 1e-5 for floor in floors.values()), floors
+    assert_within_floor(runs[variant]["dump"], load(RECORDED / "grads.npz"), floors, GRAD_FLOORS)
+    # MindSpore's own gradients and weights are the same for every variant.
+    assert record["grads_change"] == dict.fromkeys(VARIANTS, 0.0)
+
+
+@pytest.mark.parametrize("variant", ("full", "select", "comm", "all"))
+def test_recompute_gradients_and_weights_bit_identical(runs, variant):
+    assert_dumps_equal(runs[variant]["dump"], runs["none"]["dump"], variant)
 
 
 def _marks(marks: list) -> list:

@@ -162,7 +162,8 @@ def test_recorded_files_are_all_used_and_the_readme_quotes_them():
     used |= {"batchnorm.json"}  # MindSpore's BatchNorm arithmetic: test_ms_batchnorm_arithmetic
     used |= {"l_mindformers_cases.json", "mindformers_llama"}  # test_ms_mindformers_names, _llama
     used |= {"l_glm2_cases.json", "mindformers_glm2"}  # test_ms_glm2_names, test_ms_mindformers_glm2
-    used |= {"m_qwen3_cases.json", "mindformers_qwen3"}  # test_ms_qwen3_names, test_ms_mindformers_qwen3
+    # test_ms_qwen3_names; test_ms_mindformers_qwen3 (mindformers_qwen3/: init.npz, grads.npz, run.json)
+    used |= {"m_qwen3_cases.json", "mindformers_qwen3"}
     used |= {"step_memory.json"}  # a training step's peak memory: test_ms_step_memory
     used |= {"grad_position.json"}  # what grad / value_and_grad return: test_ms_grad_position
     used |= {"primitive_marks.json"}  # PyNative ignores Primitive.recompute(): test_ms_dropout_mark
