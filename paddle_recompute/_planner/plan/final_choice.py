@@ -55,6 +55,7 @@ from collections.abc import Callable
 
 from ..._core.amp import grad_enabled, set_grad_enabled
 from ..harness import Session
+from .final_blocks import Composed, compose
 from .value import Plan
 
 __all__ = ["shortlist", "uniform_choices", "kind_subsets", "measure_final", "duel_wins", "ROUNDS",
@@ -101,21 +102,27 @@ def shortlist(plans: list[Plan], budget: int, n: int = CANDIDATES) -> list[Plan]
 
 
 def measure_final(session: Session, plans: list[Plan], rounds: int = ROUNDS,
-                  timer: Callable | None = None) -> tuple[Plan, list[float]]:
+                  timer: Callable | None = None,
+                  alike: dict | None = None) -> tuple[Plan, list[float]]:
     """The plan to return: the best-predicted of ``plans`` unless the one with the least
-    median step time relative to ``plans[0]``'s in the same round also wins the duel against
-    it; and each plan's median ratio (see NOTE [ Final measurement ]).
-    ``timer(session) -> seconds`` runs one step (default ``Session.step``)."""
+    median time relative to ``plans[0]``'s in the same round also wins the duel against it;
+    and each plan's median ratio (see NOTE [ Final measurement ]).
+    ``timer(session) -> seconds`` runs one step (default ``Session.step``); ``alike`` (first
+    block -> its ``Alike``, ``options/alike.py``): the groups whose blocks are timed alone
+    (none: every plan is timed in whole steps)."""
     if len(plans) < 2 or rounds < 1:
         return plans[0], [1.0] * len(plans)
-    timed = _Timed(session, timer or Session.step)
+    alike = alike or {}
+    composed = (compose(plans, alike, session.table) if alike
+                else Composed({}, [None] * len(plans)))
+    timed = _Timed(session, timer or Session.step, alike, composed, plans)
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        ratios = _rounds(timed, plans, rounds)
+        ratios = _rounds(timed, rounds)
         leader = min(range(len(plans)), key=lambda i: (ratios[i], i))
         best = min(range(len(plans)), key=lambda i: (plans[i].extra_s, i))
-        if leader != best and _duel(timed, plans[best], plans[leader]):
+        if leader != best and _duel(timed, best, leader):
             best = leader
     finally:
         set_grad_enabled(grad)
@@ -123,27 +130,68 @@ def measure_final(session: Session, plans: list[Plan], rounds: int = ROUNDS,
 
 
 class _Timed:
-    """One timed step of the profiled call with a plan applied."""
+    """Timed items: whole steps of a plan (its index) and units (a block configuration on
+    its group's first block alone); each plan's time composed of them."""
 
-    def __init__(self, session: Session, timer: Callable):
-        self.session, self.timer = session, timer
+    def __init__(self, session: Session, timer: Callable, alike: dict, composed: Composed,
+                 plans: list[Plan]):
+        self.session, self.timer, self.alike = session, timer, alike
+        self.composed, self.plans = composed, plans
+        n = len(plans)
+        # whole steps: the plans not composable, and the first plan as their anchor
+        self.whole = [i for i in range(n) if not composed.composable(i)]
+        if self.whole and 0 not in self.whole:
+            self.whole.insert(0, 0)
 
-    def __call__(self, plan: Plan) -> float:
-        with plan.apply():
-            return self.timer(self.session)
+    def items(self, indices) -> list:
+        """What to time for the plans ``indices``: each one's whole step or its units."""
+        out: list = []
+        for i in indices:
+            if i in self.whole:
+                out.append(i)
+            else:
+                out += [u for u in self.composed.counts[i] if u not in out]
+        return out
+
+    def __call__(self, item) -> float:
+        if isinstance(item, int):
+            with self.plans[item].apply():
+                return self.timer(self.session)
+        with self.composed.units[item].apply():
+            return self.timer(self.alike[item.first].session)
+
+    def blocks_s(self, i: int, seconds: dict) -> float:
+        """Plan ``i``'s seconds over the blocks where the plans differ."""
+        return sum(k * seconds[u] for u, k in self.composed.counts[i].items())
+
+    def plan_s(self, i: int, seconds: dict) -> float:
+        """Plan ``i``'s time in one round: its whole step; with whole steps around, a
+        composable plan's is the first plan's step plus the difference of their blocks'."""
+        if i in self.whole:
+            return seconds[i]
+        if not self.whole:
+            return self.blocks_s(i, seconds)
+        return seconds[0] + self.blocks_s(i, seconds) - self.blocks_s(0, seconds)
 
 
-def _rounds(timed: _Timed, plans: list[Plan], rounds: int) -> list[float]:
-    """Each plan's median step time relative to ``plans[0]``'s in the same round, over
-    ``rounds`` rounds in rotating order after a warm-up round."""
-    n = len(plans)
-    times: list[list[float]] = [[] for _ in plans]
-    for r in range(rounds + 1):  # round 0 warms each plan up
-        for i in list(range(n))[r % n:] + list(range(n))[:r % n]:
-            seconds = timed(plans[i])
-            if r:
-                times[i].append(seconds)
-    return [statistics.median(t / b for t, b in zip(ts, times[0], strict=True)) for ts in times]
+def _rounds(timed: _Timed, rounds: int) -> list[float]:
+    """Each plan's median time relative to ``plans[0]``'s in the same round, over ``rounds``
+    rounds of its items in rotating order after a warm-up round."""
+    n = len(timed.plans)
+    items = timed.items(range(n))
+    times: list[list[float]] = [[] for _ in range(n)]
+    for r in range(rounds + 1):  # round 0 warms each item up
+        k = r % len(items) if items else 0
+        seconds = {item: timed(item) for item in items[k:] + items[:k]}
+        if r:
+            for i in range(n):
+                times[i].append(timed.plan_s(i, seconds))
+    return [statistics.median(_ratio(t, b) for t, b in zip(ts, times[0], strict=True))
+            for ts in times]
+
+
+def _ratio(seconds: float, base: float) -> float:
+    return seconds / base if base else 1.0  # 0 s: plans that differ in no timed block
 
 
 def duel_wins(rounds: int = DUEL_ROUNDS, alpha: float = ALPHA) -> int:
@@ -157,18 +205,22 @@ def duel_wins(rounds: int = DUEL_ROUNDS, alpha: float = ALPHA) -> int:
     return 0
 
 
-def _duel(timed: _Timed, incumbent: Plan, challenger: Plan) -> bool:
-    """Whether ``challenger`` is faster than ``incumbent`` beyond the noise: paired rounds,
-    stopped once the sign test's outcome is fixed (NOTE [ Final measurement ])."""
+def _duel(timed: _Timed, incumbent: int, challenger: int) -> bool:
+    """Whether plan ``challenger`` is faster than plan ``incumbent`` beyond the noise: paired
+    rounds (of their units when both are composed of blocks, else of whole steps), stopped
+    once the sign test's outcome is fixed (NOTE [ Final measurement ])."""
     need, wins, losses = duel_wins(), 0, 0
+    both = (incumbent, challenger)
+    blocks = not any(i in timed.whole for i in both)
+    items = timed.items(both) if blocks else list(both)
     for r in range(DUEL_ROUNDS):
         if wins >= need or DUEL_ROUNDS - losses < need:
             break
-        if r % 2:
-            mine = timed(challenger)
-            theirs = timed(incumbent)
+        order = items[::-1] if r % 2 else items
+        seconds = {item: timed(item) for item in order}
+        if blocks:
+            theirs, mine = (timed.blocks_s(i, seconds) for i in both)
         else:
-            theirs = timed(incumbent)
-            mine = timed(challenger)
+            theirs, mine = seconds[incumbent], seconds[challenger]
         wins, losses = (wins + 1, losses) if mine < theirs else (wins, losses + 1)
     return wins >= need

@@ -199,7 +199,10 @@ def plan(
         with timings.stage("solve"):
             plans = _block_plans(prof, table, cands, budget, solver, kinds, final_rounds)
     with timings.stage("final"):
-        chosen = measure_final(session, shortlist(plans, budget), final_rounds)[0]
+        short = shortlist(plans, budget)
+        if len(short) > 1 and final_rounds and not alike:  # blocks timed alone
+            alike = alike_blocks(session)
+        chosen = measure_final(session, short, final_rounds, alike=alike)[0]
     chosen.structure = prof.structure
     chosen.timings = timings.as_dict()
     return chosen
