@@ -14,15 +14,36 @@ distinct plan that fits the budget among:
   * each option on every block (a preset or policy as a whole-model choice: the
     ``policy:selective`` option on every block is the ``"selective"`` preset);
 
-ordered by predicted time, at most ``CANDIDATES`` of them.  With two or more, each is
-applied in turn and one forward + backward of the profiled call timed
-(``Session.step``: state put back, parameters' ``.grad`` untouched), ``rounds`` rounds
-interleaved in rotating order after one warm-up step each; the plan with the least median
-time relative to the solver's plan in the same round leads (the load of a shared machine
-drifts between rounds; the ratio cancels it).  Times are by the planner's clock: CPU
-time on the CPU, the wall clock on an accelerator (NOTE [ Planning clock ] in
-``harness.py``).  Fitting is by
-prediction: a plan the solver's model says exceeds the budget is never measured.
+ordered by predicted time, at most ``CANDIDATES`` of them.  With two or more, they are
+timed ``rounds`` rounds interleaved in rotating order after one warm-up round, and the plan
+with the least median time relative to the solver's plan in the same round leads (the load
+of a shared machine drifts between rounds; the ratio cancels it).  Times are by the
+planner's clock: CPU time on the CPU, the wall clock on an accelerator (NOTE [ Planning
+clock ] in ``harness.py``).  Fitting is by prediction: a plan the solver's model says
+exceeds the budget is never measured.
+
+What is timed is what differs between the plans, block by block (``final_blocks.py``).
+Timing each plan's whole step made this stage grow with depth and dominate ``plan`` (on
+PaddleFormers' Llama, hidden 256, 29 s of CPU time of 47 at 4 layers, 209 s of 251 at 32),
+while shortlisted plans mostly differ in which option some blocks of a group alike take
+(``ops:3`` on two blocks and ``ops:4`` on two, against ``ops:3`` on all four).  A plan's
+choices inside one block called once per step (every target inside it) make that block's
+configuration; its other choices (outside blocks, around several, on layers called several
+times) are its rest.  Plans with the solver's rest differ only in their blocks, so the
+difference of their steps is the difference of the sums, over the blocks where they
+differ, of each block's forward + backward under the plan's configuration for it.  Blocks
+alike run alike (NOTE [ Blocks measured alone ] in ``options/alike.py``), so each
+distinct (group, configuration) pair is timed once a round on the group's first block alone
+with its captured inputs (``Alike.session``: state put back, ``.grad`` untouched), and a
+plan's time in a round is the sum over its differing blocks of its pairs' times: the
+pairs are few and do not grow with depth, and a pair two plans share is one timing, which
+cancels exactly between them.  A plan whose rest differs from the solver's is timed in
+whole steps (``Session.step``, the plan applied), and then so is the solver's plan, as the
+anchor: a composed plan's time is the solver's step plus the difference of their block sums.
+Without groups (no block called once per step, nothing that takes a gradient) every plan is
+timed in whole steps.  With no whole steps the ratios returned are of block sums, not of
+steps.  What a block alone does not see (the caches a long step evicts, which depend on how
+much the plan holds) is left out, as in the measured options' own times.
 
 The prediction is the default and a measurement must overturn it beyond its noise.  Three
 rounds of single steps cannot separate plans a few percent apart on a loaded machine: the
@@ -31,8 +52,8 @@ twice) measured 0.44-0.52 of the least plan's extra time in four runs and 0.67 i
 where the rounds put the run rerun whole (predicted slower, and slower) ahead of the
 solver's ``ops`` point by chance.  So when the leader is not the best-predicted plan (the
 least ``extra_s``, the first on ties), the two meet in a duel: ``DUEL_ROUNDS`` fresh
-paired rounds (one step of each, the order alternating, so neither always runs on the
-other's warm caches), and the leader is returned only if it was faster in so many of them
+paired rounds (each one's pairs, or with whole steps one step of each, timed once, the
+order alternating, so neither always runs on the other's warm caches), and the leader is returned only if it was faster in so many of them
 that a one-sided sign test rejects "neither is faster" at ``ALPHA`` (``duel_wins``: 7 of
 8); a tie counts against it.  Fresh rounds, because the leader was picked as the least of
 several noisy medians, which flatters it (the winner's curse); paired, because a step
@@ -42,9 +63,10 @@ only that, were the two plans equally fast, either is as likely to win a round. 
 stops as soon as its outcome is fixed (after 2 losses, or 7 wins), which gives the same
 answer as all 8 rounds.
 
-Cost: ``(rounds + 1) x candidates`` steps (defaults 3 and 4: 16 steps, on the Llama above
-~40 s against minutes of pricing the options), plus at most ``2 x DUEL_ROUNDS`` (16) when
-a plan other than the best-predicted leads.
+Cost: ``(rounds + 1) x pairs`` forwards + backwards of one block (defaults: 3 rounds; on
+the Llama above at 4 layers 5 pairs, about 8 s of CPU time, against 29 s for 16 whole
+steps), plus ``2 x DUEL_ROUNDS`` at most when a plan other than the best-predicted leads;
+whole steps only for plans that differ outside blocks.
 """
 
 from __future__ import annotations
