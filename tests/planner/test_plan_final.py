@@ -199,7 +199,7 @@ def test_plans_around_several_blocks_are_timed_whole():
     # the blocks where ``first`` and ``later`` differ, kept and recomputed, alone
     alone = alike[blocks[0]].session
     assert len(sessions) == 3 * 4
-    assert [s is session for s in sessions[:4]] == [True, True, False, False]
+    assert [s is session for s in sessions[:4]] == [True, False, False, True]
     assert {id(s) for s in sessions} == {id(session), id(alone)}
     # ``later``'s step composed: the first plan's 5 + its blocks' (1 + 2 + 2) - the first's
     # (2 + 1 + 1) = 6, what its whole step runs (4 + 2)
@@ -318,3 +318,29 @@ def test_duel_wins_is_the_sign_tests_threshold():
         assert need == n + 1 or tail(need) <= 0.05
         assert tail(need - 1) > 0.05
     assert final_choice.duel_wins() == 7
+
+
+def test_the_anchors_own_blocks_are_timed_too():
+    # the first plan's configuration of a block (its ``a`` alone recomputed) that no other
+    # plan has is timed too: a composed plan's time takes the anchor's block sum from it
+    paddle.seed(0)
+    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    blocks = ["0.0", "0.1", "1.0", "1.1"]
+    session = _session(model, x, blocks)
+    alike = alike_blocks(session)
+    first = Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=0.1, forward_s=1.0,
+                 choices=[BlockChoice("0.0.a", "sub", "sub:a", 0, 0.0, ("0.0.a",))],
+                 layers={"0.0.a": session.table["0.0.a"]})
+    pair = _choice_plan(session, ["0"], 0.3)
+    later = _choice_plan(session, ["0.0"], 0.2)
+    sessions: list = []
+    chosen, ratios = final_choice.measure_final(session, [first, pair, later], rounds=2,
+                                                timer=_forward_timer(sessions), alike=alike)
+    # whole steps of the first plan (4 forwards: ``a`` reruns, the block does not) and of
+    # the pair's (4 + 2); block 0.0 alone with ``a`` recomputed (1) and whole (2)
+    assert len(sessions) == 3 * 4
+    # ``later``: 4 + 2 - 1 = 5 forwards, what its whole step runs (4 + 1)
+    assert ratios == [1.0, 6 / 4, 5 / 4]
+    assert chosen is first

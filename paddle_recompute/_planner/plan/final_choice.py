@@ -171,7 +171,7 @@ class _Timed:
         for i in indices:
             if i in self.whole:
                 out.append(i)
-            else:
+            if self.composed.composable(i):  # the anchor's too: composed plans subtract them
                 out += [u for u in self.composed.counts[i] if u not in out]
         return out
 
@@ -233,7 +233,7 @@ def _duel(timed: _Timed, incumbent: int, challenger: int) -> bool:
     once the sign test's outcome is fixed (NOTE [ Final measurement ])."""
     need, wins, losses = duel_wins(), 0, 0
     both = (incumbent, challenger)
-    blocks = not any(i in timed.whole for i in both)
+    blocks = all(timed.composed.composable(i) for i in both)
     items = timed.items(both) if blocks else list(both)
     for r in range(DUEL_ROUNDS):
         if wins >= need or DUEL_ROUNDS - losses < need:
