@@ -43,7 +43,10 @@ anchor: a composed plan's time is the solver's step plus the difference of their
 Without groups (no block called once per step, nothing that takes a gradient) every plan is
 timed in whole steps.  With no whole steps the ratios returned are of block sums, not of
 steps.  What a block alone does not see (the caches a long step evicts, which depend on how
-much the plan holds) is left out, as in the measured options' own times.
+much the plan holds) is left out, as in the measured options' own times.  It shows: on the
+Llama at hidden 512, ``ops:8`` on every layer led the rounds by blocks (0.93 of the
+solver's block sum) but measured 0.28 of full recompute's extra time in whole steps against
+the solver's 0.23 (``docs/benchmarks.md``); the duel kept the solver's plan.
 
 The prediction is the default and a measurement must overturn it beyond its noise.  Three
 rounds of single steps cannot separate plans a few percent apart on a loaded machine: the
