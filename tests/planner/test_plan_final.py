@@ -344,3 +344,26 @@ def test_the_anchors_own_blocks_are_timed_too():
     # ``later``: 4 + 2 - 1 = 5 forwards, what its whole step runs (4 + 1)
     assert ratios == [1.0, 6 / 4, 5 / 4]
     assert chosen is first
+
+
+def test_a_duel_of_composed_plans_times_their_blocks_alone():
+    # the first plan (``a`` of block 0.0 recomputed) leads; the best-predicted (block 0.0
+    # recomputed whole) defends: both composed of blocks, so the duel times only their
+    # blocks alone, even though a third plan (around a pair of blocks) needed whole steps
+    paddle.seed(0)
+    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    session = _session(model, x, ["0.0", "0.1", "1.0", "1.1"])
+    alike = alike_blocks(session)
+    first = Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=0.2, forward_s=1.0,
+                 choices=[BlockChoice("0.0.a", "sub", "sub:a", 0, 0.0, ("0.0.a",))],
+                 layers={"0.0.a": session.table["0.0.a"]})
+    pair = _choice_plan(session, ["0"], 0.3)
+    whole_block = _choice_plan(session, ["0.0"], 0.1)
+    sessions: list = []
+    chosen, _ = final_choice.measure_final(session, [first, pair, whole_block], rounds=2,
+                                           timer=_forward_timer(sessions), alike=alike)
+    assert chosen is first  # 1 forward against 2 in every paired round: 7 wins
+    duel = sessions[3 * 4:]
+    assert len(duel) == 2 * 7 and all(s is alike["0.0"].session for s in duel)

@@ -178,6 +178,10 @@ class _Timed:
                 out += [u for u in self.composed.counts[i] if u not in out]
         return out
 
+    def units(self, indices) -> list:
+        """The units of the plans ``indices`` (each composable), each once."""
+        return list(dict.fromkeys(u for i in indices for u in self.composed.counts[i]))
+
     def __call__(self, item) -> float:
         if isinstance(item, int):
             with self.plans[item].apply():
@@ -237,7 +241,7 @@ def _duel(timed: _Timed, incumbent: int, challenger: int) -> bool:
     need, wins, losses = duel_wins(), 0, 0
     both = (incumbent, challenger)
     blocks = all(timed.composed.composable(i) for i in both)
-    items = timed.items(both) if blocks else list(both)
+    items = timed.units(both) if blocks else list(both)
     for r in range(DUEL_ROUNDS):
         if wins >= need or DUEL_ROUNDS - losses < need:
             break
