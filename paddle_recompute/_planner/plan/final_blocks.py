@@ -59,7 +59,8 @@ def compose(plans: list[Plan], alike: dict, table: dict) -> Composed:
     ok = [rest == rest0 for rest, _ in split]
     blocks = [m for m in member_of if any(m in inside for _, inside in split)]
     differ = [m for m in blocks
-              if len({_config(inside.get(m, ()), m) for (_, inside), y in zip(split, ok) if y}) > 1]
+              if len({_config(inside.get(m, ()), m)
+                      for (_, inside), y in zip(split, ok, strict=True) if y}) > 1]
     units: dict = {}
     counts: list = []
     for (_, inside), composable in zip(split, ok, strict=True):
