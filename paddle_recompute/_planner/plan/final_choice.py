@@ -57,8 +57,9 @@ solver's ``ops`` point by chance.  So when the leader is not the best-predicted 
 least ``extra_s``, the first on ties), the two meet in a duel: ``DUEL_ROUNDS`` fresh
 paired rounds (each one's pairs, or with whole steps one step of each, timed once, the
 order alternating, so neither always runs on the other's warm caches), and the leader is
-returned only if it was faster in so many of them that a one-sided sign test rejects "neither is faster" at ``ALPHA`` (``duel_wins``: 7 of
-8); a tie counts against it.  Fresh rounds, because the leader was picked as the least of
+returned only if it was faster in so many of them that a one-sided sign test rejects
+"neither is faster" at ``ALPHA`` (``duel_wins``: 7 of 8); a tie counts against it.  Fresh
+rounds, because the leader was picked as the least of
 several noisy medians, which flatters it (the winner's curse); paired, because a step
 against the step beside it cancels the load's drift; a sign test, because a loaded
 machine's step times are skewed by bursts that no variance describes, and the test assumes
