@@ -367,3 +367,31 @@ def test_a_duel_of_composed_plans_times_their_blocks_alone():
     assert chosen is first  # 1 forward against 2 in every paired round: 7 wins
     duel = sessions[3 * 4:]
     assert len(duel) == 2 * 7 and all(s is alike["0.0"].session for s in duel)
+
+
+def test_a_duel_skips_the_blocks_both_plans_configure_alike():
+    # the solver's plan (block 0 recomputed, block 1's ``a``) against the leader (block 0's
+    # ``a``, block 1 kept): each takes ``a`` recomputed on one block, which cancels, so the
+    # duel times only block 0 whole and kept
+    model = _model()
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    session = _session(model, x, list(model))
+    alike = alike_blocks(session)
+
+    def plan(choices, extra):
+        picked = [BlockChoice(t, k, k, 0, 0.0, (t,)) for t, k in choices]
+        return Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=extra,
+                    forward_s=1.0, choices=picked, layers={t: session.table[t] for t, _ in choices})
+
+    solver = plan([("0", "full"), ("1.a", "sub")], 0.1)
+    leader = plan([("0.a", "sub")], 0.2)
+    kept = plan([], 0.3)
+    sessions: list = []
+    chosen, ratios = final_choice.measure_final(session, [solver, leader, kept], rounds=2,
+                                                timer=_forward_timer(sessions), alike=alike)
+    assert ratios == [1.0, 2 / 3, 2 / 3]  # block forwards: 2 + 1, 1 + 1, 1 + 1
+    assert chosen is leader  # 1 forward against 2 on block 0 in every paired round
+    # three configurations a round (recomputed, ``a`` recomputed, kept), then 2 a duel round
+    assert len(sessions) == 3 * 3 + 2 * 7
+    assert all(s is alike["0"].session for s in sessions)

@@ -55,12 +55,12 @@ twice) measured 0.44-0.52 of the least plan's extra time in four runs and 0.67 i
 where the rounds put the run rerun whole (predicted slower, and slower) ahead of the
 solver's ``ops`` point by chance.  So when the leader is not the best-predicted plan (the
 least ``extra_s``, the first on ties), the two meet in a duel: ``DUEL_ROUNDS`` fresh
-paired rounds (each one's pairs, or with whole steps one step of each, timed once, the
-order alternating, so neither always runs on the other's warm caches), and the leader is
-returned only if it was faster in so many of them that a one-sided sign test rejects
-"neither is faster" at ``ALPHA`` (``duel_wins``: 7 of 8); a tie counts against it.  Fresh
-rounds, because the leader was picked as the least of
-several noisy medians, which flatters it (the winner's curse); paired, because a step
+paired rounds (the pairs the two take on different numbers of blocks, or with whole steps
+one step of each, timed once, the order alternating, so neither always runs on the other's
+warm caches), and the leader is returned only if it was faster in so many of them that a
+one-sided sign test rejects "neither is faster" at ``ALPHA`` (``duel_wins``: 7 of 8); a tie
+counts against it.  Fresh rounds, because the leader was picked as the least of several
+noisy medians, which flatters it (the winner's curse); paired, because a step
 against the step beside it cancels the load's drift; a sign test, because a loaded
 machine's step times are skewed by bursts that no variance describes, and the test assumes
 only that, were the two plans equally fast, either is as likely to win a round.  The duel
@@ -180,9 +180,12 @@ class _Timed:
                 out += [u for u in self.composed.counts[i] if u not in out]
         return out
 
-    def units(self, indices) -> list:
-        """The units of the plans ``indices`` (each composable), each once."""
-        return list(dict.fromkeys(u for i in indices for u in self.composed.counts[i]))
+    def net(self, a: int, b: int) -> dict:
+        """Unit -> how many more of plan ``b``'s blocks than of plan ``a``'s take it (each
+        composable), the units they take equally often left out: those cancel."""
+        ca, cb = self.composed.counts[a], self.composed.counts[b]
+        out = {u: cb.get(u, 0) - ca.get(u, 0) for u in dict.fromkeys([*ca, *cb])}
+        return {u: k for u, k in out.items() if k}
 
     def __call__(self, item) -> float:
         if isinstance(item, int):
@@ -243,15 +246,16 @@ def _duel(timed: _Timed, incumbent: int, challenger: int) -> bool:
     need, wins, losses = duel_wins(), 0, 0
     both = (incumbent, challenger)
     blocks = all(timed.composed.composable(i) for i in both)
-    items = timed.units(both) if blocks else list(both)
+    net = timed.net(incumbent, challenger) if blocks else {}
+    items = list(net) if blocks else list(both)
     for r in range(DUEL_ROUNDS):
         if wins >= need or DUEL_ROUNDS - losses < need:
             break
         order = items[::-1] if r % 2 else items
         seconds = {item: timed(item) for item in order}
-        if blocks:
-            theirs, mine = (timed.blocks_s(i, seconds) for i in both)
+        if blocks:  # the challenger's block sum less the incumbent's
+            faster = sum(k * seconds[u] for u, k in net.items()) < 0
         else:
-            theirs, mine = seconds[incumbent], seconds[challenger]
-        wins, losses = (wins + 1, losses) if mine < theirs else (wins, losses + 1)
+            faster = seconds[challenger] < seconds[incumbent]
+        wins, losses = (wins + 1, losses) if faster else (wins, losses + 1)
     return wins >= need
