@@ -10,11 +10,14 @@ import paddle
 import pytest
 
 import paddle_recompute as pr
+from paddle_recompute._core.layers import find_roots
 from paddle_recompute._planner.harness import Session
+from paddle_recompute._planner.options.alike import alike_blocks
 from paddle_recompute._planner.options.kinds import Candidate
 from paddle_recompute._planner.plan import final_choice
 from paddle_recompute._planner.plan.final_choice import kind_subsets, shortlist, uniform_choices
 from paddle_recompute._planner.plan.value import BlockChoice, Plan
+from paddle_recompute._planner.profile.blocks import layer_table
 
 
 class _Block(paddle.nn.Layer):
@@ -89,9 +92,9 @@ def test_plan_returns_the_measured_fastest(monkeypatch):
     counts: list = []
     real = final_choice.measure_final
 
-    def measured(session, plans, rounds, timer=None):
+    def measured(session, plans, rounds, timer=None, alike=None):
         measured.plans = plans
-        return real(session, plans, rounds, timer=_rerun_timer(counts))
+        return real(session, plans, rounds, timer=_rerun_timer(counts), alike=alike)
 
     monkeypatch.setattr("paddle_recompute._planner.plan.make.measure_final", measured)
     chosen = pr.planner.plan(model, x, budget=0.6, blocks=list(model), profile=prof,
@@ -102,8 +105,106 @@ def test_plan_returns_the_measured_fastest(monkeypatch):
     # two plans, a warm-up and two rounds each; then the duel: every block recomputed leads
     # but is predicted slower, and wins 7 paired rounds of 8 (it wins all: stopped at 7)
     assert len(counts) == 2 * 3 + 2 * 7
-    assert sorted(set(counts)) == [6, 8]  # two reruns, four: each plan was applied
+    # timed block by block: one block alone, kept (1 forward) or recomputed (2), each
+    # configuration once a round (NOTE [ Final measurement ])
+    assert sorted(set(counts)) == [1, 2]
     assert [c.option for c in chosen.choices] == ["full"] * 4  # measured faster
+
+
+def _session(model, x, blocks):
+    prof = pr.planner.profile(model, x, blocks=blocks, repeats=1)
+    roots = find_roots(model, (x,), {})
+    return Session((model, (x,), {}), layer_table(model, roots, blocks), roots, prof)
+
+
+def _choice_plan(session, targets, extra):
+    choices = [BlockChoice(t, "full", "full", 0, 0.0, (t,)) for t in targets]
+    return Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=extra, forward_s=1.0,
+                choices=choices, layers={t: session.table[t] for t in targets})
+
+
+def test_whole_steps_without_groups(monkeypatch):
+    # no groups of blocks alike (``alike`` not given): each plan timed in whole steps
+    model = _model()
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    session = _session(model, x, list(model))
+    kept_two = _choice_plan(session, ["0", "1"], 0.1)
+    every = _choice_plan(session, ["0", "1", "2", "3"], 0.2)
+    counts: list = []
+    chosen, _ = final_choice.measure_final(session, [kept_two, every], rounds=2,
+                                           timer=_rerun_timer(counts))
+    assert len(counts) == 2 * 3 + 2 * 7
+    assert sorted(set(counts)) == [6, 8]  # two reruns, four: each plan was applied
+    assert chosen is every
+
+
+def _forward_timer(sessions):
+    """A timer that runs the real step and takes its block forwards (reruns included) as its
+    seconds: more recompute, slower."""
+
+    def timer(session):
+        sessions.append(session)
+        before = _Block.calls
+        session.step()
+        return float(_Block.calls - before)
+
+    return timer
+
+
+@pytest.mark.parametrize("depth", [4, 16])
+def test_final_forwards_do_not_grow_with_depth(monkeypatch, depth):
+    paddle.seed(0)
+    model = paddle.nn.Sequential(*[_Block() for _ in range(depth)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    prof = pr.planner.profile(model, x, blocks=list(model), repeats=1)
+    real = final_choice.measure_final
+    seen: dict = {}
+
+    def measured(session, plans, rounds, timer=None, alike=None):
+        before = _Block.calls
+        out = real(session, plans, rounds, timer=_rerun_timer([]), alike=alike)
+        seen.update(plans=plans, forwards=_Block.calls - before, alike=alike)
+        return out
+
+    monkeypatch.setattr("paddle_recompute._planner.plan.make.measure_final", measured)
+    chosen = pr.planner.plan(model, x, budget=0.6, blocks=list(model), profile=prof,
+                             options=["keep", "full"], final_rounds=2)
+    assert len(seen["plans"]) == 2 and [len(g.members) for g in seen["alike"].values()] == [depth]
+    # a kept block alone (1 forward) and a recomputed one (2), once a round: a warm-up and
+    # two rounds, then a duel the recomputed plan wins 7 times; at any depth
+    assert seen["forwards"] == 3 * 3 + 3 * 7
+    assert [c.option for c in chosen.choices] == ["full"] * depth  # measured faster
+
+
+def test_plans_around_several_blocks_are_timed_whole():
+    # blocks two by two in Sequentials: a region around a pair is outside every block, so
+    # its plan is timed in whole steps, beside the first plan's as the anchor of the others
+    paddle.seed(0)
+    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    blocks = ["0.0", "0.1", "1.0", "1.1"]
+    session = _session(model, x, blocks)
+    alike = alike_blocks(session)
+    assert [g.members for g in alike.values()] == [tuple(blocks)]
+    first = _choice_plan(session, ["0.0"], 0.1)
+    pair = _choice_plan(session, ["0"], 0.3)  # around blocks 0.0 and 0.1
+    later = _choice_plan(session, ["1.0", "1.1"], 0.2)
+    sessions: list = []
+    chosen, ratios = final_choice.measure_final(session, [first, pair, later], rounds=2,
+                                                timer=_forward_timer(sessions), alike=alike)
+    # each round: whole steps of the first plan (4 + 1 forwards) and of the pair's (4 + 2);
+    # the blocks where ``first`` and ``later`` differ, kept and recomputed, alone
+    alone = alike[blocks[0]].session
+    assert len(sessions) == 3 * 4
+    assert [s is session for s in sessions[:4]] == [True, False, False, True]
+    assert {id(s) for s in sessions} == {id(session), id(alone)}
+    # ``later``'s step composed: the first plan's 5 + its blocks' (1 + 2 + 2) - the first's
+    # (2 + 1 + 1) = 6, what its whole step runs (4 + 2)
+    assert ratios == [1.0, 6 / 5, 6 / 5]
+    assert chosen is first  # the best-predicted and the measured fastest: no duel
 
 
 def test_one_plan_is_not_measured(monkeypatch):
@@ -217,3 +318,80 @@ def test_duel_wins_is_the_sign_tests_threshold():
         assert need == n + 1 or tail(need) <= 0.05
         assert tail(need - 1) > 0.05
     assert final_choice.duel_wins() == 7
+
+
+def test_the_anchors_own_blocks_are_timed_too():
+    # the first plan's configuration of a block (its ``a`` alone recomputed) that no other
+    # plan has is timed too: a composed plan's time takes the anchor's block sum from it
+    paddle.seed(0)
+    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    blocks = ["0.0", "0.1", "1.0", "1.1"]
+    session = _session(model, x, blocks)
+    alike = alike_blocks(session)
+    first = Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=0.1, forward_s=1.0,
+                 choices=[BlockChoice("0.0.a", "sub", "sub:a", 0, 0.0, ("0.0.a",))],
+                 layers={"0.0.a": session.table["0.0.a"]})
+    pair = _choice_plan(session, ["0"], 0.3)
+    later = _choice_plan(session, ["0.0"], 0.2)
+    sessions: list = []
+    chosen, ratios = final_choice.measure_final(session, [first, pair, later], rounds=2,
+                                                timer=_forward_timer(sessions), alike=alike)
+    # whole steps of the first plan (4 forwards: ``a`` reruns, the block does not) and of
+    # the pair's (4 + 2); block 0.0 alone with ``a`` recomputed (1) and whole (2)
+    assert len(sessions) == 3 * 4
+    # ``later``: 4 + 2 - 1 = 5 forwards, what its whole step runs (4 + 1)
+    assert ratios == [1.0, 6 / 4, 5 / 4]
+    assert chosen is first
+
+
+def test_a_duel_of_composed_plans_times_their_blocks_alone():
+    # the first plan (``a`` of block 0.0 recomputed) leads; the best-predicted (block 0.0
+    # recomputed whole) defends: both composed of blocks, so the duel times only their
+    # blocks alone, even though a third plan (around a pair of blocks) needed whole steps
+    paddle.seed(0)
+    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    session = _session(model, x, ["0.0", "0.1", "1.0", "1.1"])
+    alike = alike_blocks(session)
+    first = Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=0.2, forward_s=1.0,
+                 choices=[BlockChoice("0.0.a", "sub", "sub:a", 0, 0.0, ("0.0.a",))],
+                 layers={"0.0.a": session.table["0.0.a"]})
+    pair = _choice_plan(session, ["0"], 0.3)
+    whole_block = _choice_plan(session, ["0.0"], 0.1)
+    sessions: list = []
+    chosen, _ = final_choice.measure_final(session, [first, pair, whole_block], rounds=2,
+                                           timer=_forward_timer(sessions), alike=alike)
+    assert chosen is first  # 1 forward against 2 in every paired round: 7 wins
+    duel = sessions[3 * 4:]
+    assert len(duel) == 2 * 7 and all(s is alike["0.0"].session for s in duel)
+
+
+def test_a_duel_skips_the_blocks_both_plans_configure_alike():
+    # the solver's plan (block 0 recomputed, block 1's ``a``) against the leader (block 0's
+    # ``a``, block 1 kept): each takes ``a`` recomputed on one block, which cancels, so the
+    # duel times only block 0 whole and kept
+    model = _model()
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    session = _session(model, x, list(model))
+    alike = alike_blocks(session)
+
+    def plan(choices, extra):
+        picked = [BlockChoice(t, k, k, 0, 0.0, (t,)) for t, k in choices]
+        return Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=extra,
+                    forward_s=1.0, choices=picked, layers={t: session.table[t] for t, _ in choices})
+
+    solver = plan([("0", "full"), ("1.a", "sub")], 0.1)
+    leader = plan([("0.a", "sub")], 0.2)
+    kept = plan([], 0.3)
+    sessions: list = []
+    chosen, ratios = final_choice.measure_final(session, [solver, leader, kept], rounds=2,
+                                                timer=_forward_timer(sessions), alike=alike)
+    assert ratios == [1.0, 2 / 3, 2 / 3]  # block forwards: 2 + 1, 1 + 1, 1 + 1
+    assert chosen is leader  # 1 forward against 2 on block 0 in every paired round
+    # three configurations a round (recomputed, ``a`` recomputed, kept), then 2 a duel round
+    assert len(sessions) == 3 * 3 + 2 * 7
+    assert all(s is alike["0"].session for s in sessions)

@@ -14,7 +14,8 @@ back), every round and option as before.  The other blocks of the group take its
 graph and its measured (bytes, seconds).  What a region holds and how long its rerun and
 its forward take depend on the block's own operators and inputs, not on the layers around
 it, so the measurement stands; what the layers around do to the step (the caches a long
-step evicts) the final measurement still sees, which times whole steps (NOTE [ Final
+step evicts) is seen only where the final measurement times whole steps, for plans that
+differ outside blocks; it times block configurations alone otherwise (NOTE [ Final
 measurement ] in ``plan/final_choice.py``).  A block called several times per step, and a
 unit that is one call of a layer (NOTE [ Operator units ] in ``options/units.py``), are
 measured in the whole step as before.

@@ -14,15 +14,39 @@ distinct plan that fits the budget among:
   * each option on every block (a preset or policy as a whole-model choice: the
     ``policy:selective`` option on every block is the ``"selective"`` preset);
 
-ordered by predicted time, at most ``CANDIDATES`` of them.  With two or more, each is
-applied in turn and one forward + backward of the profiled call timed
-(``Session.step``: state put back, parameters' ``.grad`` untouched), ``rounds`` rounds
-interleaved in rotating order after one warm-up step each; the plan with the least median
-time relative to the solver's plan in the same round leads (the load of a shared machine
-drifts between rounds; the ratio cancels it).  Times are by the planner's clock: CPU
-time on the CPU, the wall clock on an accelerator (NOTE [ Planning clock ] in
-``harness.py``).  Fitting is by
-prediction: a plan the solver's model says exceeds the budget is never measured.
+ordered by predicted time, at most ``CANDIDATES`` of them.  With two or more, they are
+timed ``rounds`` rounds interleaved in rotating order after one warm-up round, and the plan
+with the least median time relative to the solver's plan in the same round leads (the load
+of a shared machine drifts between rounds; the ratio cancels it).  Times are by the
+planner's clock: CPU time on the CPU, the wall clock on an accelerator (NOTE [ Planning
+clock ] in ``harness.py``).  Fitting is by prediction: a plan the solver's model says
+exceeds the budget is never measured.
+
+What is timed is what differs between the plans, block by block (``final_blocks.py``).
+Timing each plan's whole step made this stage grow with depth and dominate ``plan`` (on
+PaddleFormers' Llama, hidden 256, 29 s of CPU time of 47 at 4 layers, 209 s of 251 at 32),
+while shortlisted plans mostly differ in which option some blocks of a group alike take
+(``ops:3`` on two blocks and ``ops:4`` on two, against ``ops:3`` on all four).  A plan's
+choices inside one block called once per step (every target inside it) make that block's
+configuration; its other choices (outside blocks, around several, on layers called several
+times) are its rest.  Plans with the solver's rest differ only in their blocks, so the
+difference of their steps is the difference of the sums, over the blocks where they
+differ, of each block's forward + backward under the plan's configuration for it.  Blocks
+alike run alike (NOTE [ Blocks measured alone ] in ``options/alike.py``), so each
+distinct (group, configuration) pair is timed once a round on the group's first block alone
+with its captured inputs (``Alike.session``: state put back, ``.grad`` untouched), and a
+plan's time in a round is the sum over its differing blocks of its pairs' times: the
+pairs are few and do not grow with depth, and a pair two plans share is one timing, which
+cancels exactly between them.  A plan whose rest differs from the solver's is timed in
+whole steps (``Session.step``, the plan applied), and then so is the solver's plan, as the
+anchor: a composed plan's time is the solver's step plus the difference of their block sums.
+Without groups (no block called once per step, nothing that takes a gradient) every plan is
+timed in whole steps.  With no whole steps the ratios returned are of block sums, not of
+steps.  What a block alone does not see (the caches a long step evicts, which depend on how
+much the plan holds) is left out, as in the measured options' own times.  It shows: on the
+Llama at hidden 512, ``ops:8`` on every layer led the rounds by blocks (0.93 of the
+solver's block sum) but measured 0.28 of full recompute's extra time in whole steps against
+the solver's 0.23 (``docs/benchmarks.md``); the duel kept the solver's plan.
 
 The prediction is the default and a measurement must overturn it beyond its noise.  Three
 rounds of single steps cannot separate plans a few percent apart on a loaded machine: the
@@ -31,20 +55,23 @@ twice) measured 0.44-0.52 of the least plan's extra time in four runs and 0.67 i
 where the rounds put the run rerun whole (predicted slower, and slower) ahead of the
 solver's ``ops`` point by chance.  So when the leader is not the best-predicted plan (the
 least ``extra_s``, the first on ties), the two meet in a duel: ``DUEL_ROUNDS`` fresh
-paired rounds (one step of each, the order alternating, so neither always runs on the
-other's warm caches), and the leader is returned only if it was faster in so many of them
-that a one-sided sign test rejects "neither is faster" at ``ALPHA`` (``duel_wins``: 7 of
-8); a tie counts against it.  Fresh rounds, because the leader was picked as the least of
-several noisy medians, which flatters it (the winner's curse); paired, because a step
+paired rounds (the pairs the two take on different numbers of blocks, or with whole steps
+one step of each, timed once, the order alternating, so neither always runs on the other's
+warm caches), and the leader is returned only if it was faster in so many of them that a
+one-sided sign test rejects "neither is faster" at ``ALPHA`` (``duel_wins``: 7 of 8); a tie
+counts against it.  Fresh rounds, because the leader was picked as the least of several
+noisy medians, which flatters it (the winner's curse); paired, because a step
 against the step beside it cancels the load's drift; a sign test, because a loaded
 machine's step times are skewed by bursts that no variance describes, and the test assumes
 only that, were the two plans equally fast, either is as likely to win a round.  The duel
 stops as soon as its outcome is fixed (after 2 losses, or 7 wins), which gives the same
 answer as all 8 rounds.
 
-Cost: ``(rounds + 1) x candidates`` steps (defaults 3 and 4: 16 steps, on the Llama above
-~40 s against minutes of pricing the options), plus at most ``2 x DUEL_ROUNDS`` (16) when
-a plan other than the best-predicted leads.
+Cost: ``(rounds + 1) x pairs`` forwards + backwards of one block (defaults: 3 rounds; on
+the Llama above at hidden 256, 4 or 5 pairs of one decoder layer: 10.7 s of CPU time at 4
+layers and 9.0 s at 32, against 28.8 s and 293.6 s for whole steps), plus
+``DUEL_ROUNDS`` paired rounds at most when a plan other than the best-predicted leads;
+whole steps only for plans that differ outside blocks (and the solver's beside them).
 """
 
 from __future__ import annotations
@@ -55,6 +82,7 @@ from collections.abc import Callable
 
 from ..._core.amp import grad_enabled, set_grad_enabled
 from ..harness import Session
+from .final_blocks import Composed, compose
 from .value import Plan
 
 __all__ = ["shortlist", "uniform_choices", "kind_subsets", "measure_final", "duel_wins", "ROUNDS",
@@ -101,21 +129,27 @@ def shortlist(plans: list[Plan], budget: int, n: int = CANDIDATES) -> list[Plan]
 
 
 def measure_final(session: Session, plans: list[Plan], rounds: int = ROUNDS,
-                  timer: Callable | None = None) -> tuple[Plan, list[float]]:
+                  timer: Callable | None = None,
+                  alike: dict | None = None) -> tuple[Plan, list[float]]:
     """The plan to return: the best-predicted of ``plans`` unless the one with the least
-    median step time relative to ``plans[0]``'s in the same round also wins the duel against
-    it; and each plan's median ratio (see NOTE [ Final measurement ]).
-    ``timer(session) -> seconds`` runs one step (default ``Session.step``)."""
+    median time relative to ``plans[0]``'s in the same round also wins the duel against it;
+    and each plan's median ratio (see NOTE [ Final measurement ]).
+    ``timer(session) -> seconds`` runs one step (default ``Session.step``); ``alike`` (first
+    block -> its ``Alike``, ``options/alike.py``): the groups whose blocks are timed alone
+    (none: every plan is timed in whole steps)."""
     if len(plans) < 2 or rounds < 1:
         return plans[0], [1.0] * len(plans)
-    timed = _Timed(session, timer or Session.step)
+    alike = alike or {}
+    composed = (compose(plans, alike, session.table) if alike
+                else Composed({}, [None] * len(plans)))
+    timed = _Timed(session, timer or Session.step, alike, composed, plans)
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        ratios = _rounds(timed, plans, rounds)
+        ratios = _rounds(timed, rounds)
         leader = min(range(len(plans)), key=lambda i: (ratios[i], i))
         best = min(range(len(plans)), key=lambda i: (plans[i].extra_s, i))
-        if leader != best and _duel(timed, plans[best], plans[leader]):
+        if leader != best and _duel(timed, best, leader):
             best = leader
     finally:
         set_grad_enabled(grad)
@@ -123,27 +157,75 @@ def measure_final(session: Session, plans: list[Plan], rounds: int = ROUNDS,
 
 
 class _Timed:
-    """One timed step of the profiled call with a plan applied."""
+    """Timed items: whole steps of a plan (its index) and units (a block configuration on
+    its group's first block alone); each plan's time composed of them."""
 
-    def __init__(self, session: Session, timer: Callable):
-        self.session, self.timer = session, timer
+    def __init__(self, session: Session, timer: Callable, alike: dict, composed: Composed,
+                 plans: list[Plan]):
+        self.session, self.timer, self.alike = session, timer, alike
+        self.composed, self.plans = composed, plans
+        n = len(plans)
+        # whole steps: the plans not composable, and the first plan as their anchor
+        self.whole = [i for i in range(n) if not composed.composable(i)]
+        if self.whole and 0 not in self.whole:
+            self.whole.insert(0, 0)
 
-    def __call__(self, plan: Plan) -> float:
-        with plan.apply():
-            return self.timer(self.session)
+    def items(self, indices) -> list:
+        """What to time for the plans ``indices``: each one's whole step or its units."""
+        out: list = []
+        for i in indices:
+            if i in self.whole:
+                out.append(i)
+            if self.composed.composable(i):  # the anchor's too: composed plans subtract them
+                out += [u for u in self.composed.counts[i] if u not in out]
+        return out
+
+    def net(self, a: int, b: int) -> dict:
+        """Unit -> how many more of plan ``b``'s blocks than of plan ``a``'s take it (each
+        composable), the units they take equally often left out: those cancel."""
+        ca, cb = self.composed.counts[a], self.composed.counts[b]
+        out = {u: cb.get(u, 0) - ca.get(u, 0) for u in dict.fromkeys([*ca, *cb])}
+        return {u: k for u, k in out.items() if k}
+
+    def __call__(self, item) -> float:
+        if isinstance(item, int):
+            with self.plans[item].apply():
+                return self.timer(self.session)
+        with self.composed.units[item].apply():
+            return self.timer(self.alike[item.first].session)
+
+    def blocks_s(self, i: int, seconds: dict) -> float:
+        """Plan ``i``'s seconds over the blocks where the plans differ."""
+        return sum(k * seconds[u] for u, k in self.composed.counts[i].items())
+
+    def plan_s(self, i: int, seconds: dict) -> float:
+        """Plan ``i``'s time in one round: its whole step; with whole steps around, a
+        composable plan's is the first plan's step plus the difference of their blocks'."""
+        if i in self.whole:
+            return seconds[i]
+        if not self.whole:
+            return self.blocks_s(i, seconds)
+        return seconds[0] + self.blocks_s(i, seconds) - self.blocks_s(0, seconds)
 
 
-def _rounds(timed: _Timed, plans: list[Plan], rounds: int) -> list[float]:
-    """Each plan's median step time relative to ``plans[0]``'s in the same round, over
-    ``rounds`` rounds in rotating order after a warm-up round."""
-    n = len(plans)
-    times: list[list[float]] = [[] for _ in plans]
-    for r in range(rounds + 1):  # round 0 warms each plan up
-        for i in list(range(n))[r % n:] + list(range(n))[:r % n]:
-            seconds = timed(plans[i])
-            if r:
-                times[i].append(seconds)
-    return [statistics.median(t / b for t, b in zip(ts, times[0], strict=True)) for ts in times]
+def _rounds(timed: _Timed, rounds: int) -> list[float]:
+    """Each plan's median time relative to ``plans[0]``'s in the same round, over ``rounds``
+    rounds of its items in rotating order after a warm-up round."""
+    n = len(timed.plans)
+    items = timed.items(range(n))
+    times: list[list[float]] = [[] for _ in range(n)]
+    for r in range(rounds + 1):  # round 0 warms each item up
+        k = r % len(items) if items else 0
+        seconds = {item: timed(item) for item in items[k:] + items[:k]}
+        if r:
+            for i in range(n):
+                times[i].append(timed.plan_s(i, seconds))
+    return [statistics.median(_ratio(t, b) for t, b in zip(ts, times[0], strict=True))
+            for ts in times]
+
+
+def _ratio(seconds: float, base: float) -> float:
+    return seconds / base if base else 1.0  # 0 s: plans that differ in no timed block
 
 
 def duel_wins(rounds: int = DUEL_ROUNDS, alpha: float = ALPHA) -> int:
@@ -157,18 +239,23 @@ def duel_wins(rounds: int = DUEL_ROUNDS, alpha: float = ALPHA) -> int:
     return 0
 
 
-def _duel(timed: _Timed, incumbent: Plan, challenger: Plan) -> bool:
-    """Whether ``challenger`` is faster than ``incumbent`` beyond the noise: paired rounds,
-    stopped once the sign test's outcome is fixed (NOTE [ Final measurement ])."""
+def _duel(timed: _Timed, incumbent: int, challenger: int) -> bool:
+    """Whether plan ``challenger`` is faster than plan ``incumbent`` beyond the noise: paired
+    rounds (of their units when both are composed of blocks, else of whole steps), stopped
+    once the sign test's outcome is fixed (NOTE [ Final measurement ])."""
     need, wins, losses = duel_wins(), 0, 0
+    both = (incumbent, challenger)
+    blocks = all(timed.composed.composable(i) for i in both)
+    net = timed.net(incumbent, challenger) if blocks else {}
+    items = list(net) if blocks else list(both)
     for r in range(DUEL_ROUNDS):
         if wins >= need or DUEL_ROUNDS - losses < need:
             break
-        if r % 2:
-            mine = timed(challenger)
-            theirs = timed(incumbent)
+        order = items[::-1] if r % 2 else items
+        seconds = {item: timed(item) for item in order}
+        if blocks:  # the challenger's block sum less the incumbent's
+            faster = sum(k * seconds[u] for u, k in net.items()) < 0
         else:
-            theirs = timed(incumbent)
-            mine = timed(challenger)
-        wins, losses = (wins + 1, losses) if mine < theirs else (wins, losses + 1)
+            faster = seconds[challenger] < seconds[incumbent]
+        wins, losses = (wins + 1, losses) if faster else (wins, losses + 1)
     return wins >= need

@@ -102,11 +102,13 @@ def plan(
     plain step, a reference step and one forward and backward per option with it on every
     block (see ``_planner/options/policies.py``).  Last, the few best plans
     that fit (the solver's, the solver's over fewer kinds, each option on every block: a
-    preset or policy as a whole-model choice) are measured, one forward and backward each
-    over ``final_rounds`` interleaved rounds; the best-predicted is returned unless the
+    preset or policy as a whole-model choice) are measured over ``final_rounds``
+    interleaved rounds, by what differs between them: each distinct configuration of a
+    block alike to others, forward and backward on one such block alone (whole steps only
+    for plans that differ outside blocks); the best-predicted is returned unless the
     measured fastest also beats it in a duel of fresh paired rounds, by a sign test (NOTE
-    [ Final measurement ] in ``_planner/plan/final_choice.py``: at most 4 plans, 16 steps by
-    default, and at most 16 more for a duel).
+    [ Final measurement ] in ``_planner/plan/final_choice.py``: at most 4 plans; the cost
+    does not grow with the number of blocks alike).
 
     Args:
         model_or_fn: the model, or a function running it (e.g. forward plus loss, so the
@@ -200,7 +202,10 @@ def plan(
         with timings.stage("solve"):
             plans = _block_plans(prof, table, cands, budget, solver, kinds, final_rounds)
     with timings.stage("final"):
-        chosen = measure_final(session, shortlist(plans, budget), final_rounds)[0]
+        short = shortlist(plans, budget)
+        if len(short) > 1 and final_rounds and not alike:  # blocks timed alone
+            alike = alike_blocks(session)
+        chosen = measure_final(session, short, final_rounds, alike=alike)[0]
     chosen.structure = prof.structure
     chosen.timings = timings.as_dict()
     return chosen
