@@ -195,7 +195,8 @@ def _old_combine(a: list, b: list, budget: float, resolution: float) -> list:
 
 def _old_frontier(call: Call, budget: float, resolution: float) -> list:
     kids = [_old_frontier(c, budget, resolution) for c in call.children]
-    inner = _old_chain(call, kids, budget, resolution) if call.chain else _old_product(kids, budget, resolution)
+    inner = (_old_chain(call, kids, budget, resolution) if call.chain
+             else _old_product(kids, budget, resolution))
     points = [(m + call.keep, t, p) for m, t, p in inner]
     points += [(o.memory, o.time, Pick(call.name, i)) for i, o in enumerate(call.options)]
     return _old_prune(points, budget, resolution)
