@@ -117,28 +117,33 @@ def solve_exact(blocks: Sequence[Sequence[Option]], budget: float, *, resolution
     frontier: list = [(0, 0.0, 0)]
     parents: list = []
     for options in blocks:
-        size = len(options)
-        costs = [(mem(o.memory), o.time) for o in options]
-        extended = [(m + om, t + ot, r * size + i)
-                    for m, t, r in frontier for i, (om, ot) in enumerate(costs) if m + om <= budget]
-        if not extended:
+        frontier, back = _extend(frontier, [(mem(o.memory), o.time) for o in options], budget)
+        if not frontier:
             raise InfeasibleBudget(budget, min_memory(blocks))
-        PointCount["candidates"] += len(extended)
-        kept = _pareto(extended)
-        PointCount["kept"] += len(kept)
-        rank_of = {r: n for n, (_, _, r) in enumerate(frontier)}
-        parents.append([(rank_of[key // size], key % size) for _, _, key in kept])
-        order = sorted(range(len(kept)), key=lambda n: kept[n][2])
-        rank = [0] * len(kept)
-        for r, n in enumerate(order):
-            rank[n] = r
-        frontier = [(m, t, rank[n]) for n, (m, t, _) in enumerate(kept)]
+        parents.append(back)
     best = min(range(len(frontier)), key=lambda n: (frontier[n][1], frontier[n][0], frontier[n][2]))
     choice = []
-    for step in reversed(parents):
-        best, i = step[best]
+    for back in reversed(parents):
+        best, i = back[best]
         choice.append(i)
     return _totals(blocks, choice[::-1])
+
+
+def _extend(frontier: list, costs: list, budget: float) -> tuple[list, list]:
+    """The frontier after one more block of option ``costs`` (NOTE [ Choices by back-pointer ]),
+    and per point its (index in ``frontier``, option)."""
+    size = len(costs)
+    extended = [(m + om, t + ot, r * size + i)
+                for m, t, r in frontier for i, (om, ot) in enumerate(costs) if m + om <= budget]
+    PointCount["candidates"] += len(extended)
+    kept = _pareto(extended)
+    PointCount["kept"] += len(kept)
+    index_of = {r: n for n, (_, _, r) in enumerate(frontier)}
+    back = [(index_of[key // size], key % size) for _, _, key in kept]
+    rank = [0] * len(kept)
+    for r, n in enumerate(sorted(range(len(kept)), key=lambda n: kept[n][2])):
+        rank[n] = r
+    return [(m, t, rank[n]) for n, (m, t, _) in enumerate(kept)], back
 
 
 PointCount = {"candidates": 0, "kept": 0}  # points ``solve_exact`` made and kept (for tests)
