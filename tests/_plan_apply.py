@@ -69,6 +69,8 @@ def offered_points(prof):
             point = op_options._point(prof, block, i)
             if point is None:
                 break
+            if not op_options.offered(prof, block, i):
+                continue  # keep holds less: neither offered nor measured
             (model_bytes, _), policy = point
             measured, _ = prof.policy_costs[block][f"{op_options.KIND}:{i}"]
             yield block, model_bytes, measured, policy

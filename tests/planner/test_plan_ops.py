@@ -114,7 +114,8 @@ def test_a_plan_offers_and_measures_the_point_that_fits_each_blocks_share():
     offered = [op_options._point(prof, "model.layers.0", i)[1]
                for i in range(len(op_options._points(op_prof)))]
     assert any(p.keep == best.keep for p in offered)
-    assert all(f"ops:{i}" in prof.policy_costs[b] for b in prof.blocks for i in range(len(offered)))
+    assert all(f"ops:{i}" in prof.policy_costs[b] for b in prof.blocks for i in range(len(offered))
+               if op_options.offered(prof, b, i))
     measured = {b: dict(prof.policy_costs[b]) for b in prof.blocks}
     again = planner.plan(model, budget=0.3, options=["ops"], final_rounds=0, profile=prof,
                          **_kwargs())
@@ -255,7 +256,41 @@ def test_a_block_whose_calls_differ_gets_no_operator_option():
     model = _CalledTwice()
     x = paddle.randn([4, 8])
     x.stop_gradient = False
-    plan = planner.plan(model, x, budget=1.0, options=["keep", "full", "ops"])
+    # blocks without "keep": with it, blocks.0's points (it saves nothing of its own) would all be
+    # beaten by keep and not offered (NOTE [ Points keep beats ])
+    plan = planner.plan(model, x, budget=1.0, options=["full", "ops"], regions="blocks")
     assert set(plan.profile.op_profiles) == {"blocks.0"}
     assert candidates_for(plan.profile.layers["blocks.0"], plan.profile, ("ops",))
     assert not candidates_for(plan.profile.layers["blocks.1"], plan.profile, ("ops",))
+
+
+def test_points_keep_beats_are_neither_measured_nor_offered(monkeypatch):
+    """NOTE [ Points keep beats ]: a point predicted to hold at least what keeping the block
+    holds costs a step per round and no plan can pick it: with ``keep`` offered it is not
+    measured (counted in the options handed to ``measure_options``) nor offered."""
+    from paddle_recompute._planner.options import policies
+
+    measured_labels: list = []
+    real = policies.measure_options
+
+    def counting(session, options, *args, **kwargs):
+        measured_labels.extend((label, unit) for label, wraps in options.items() for unit in wraps)
+        return real(session, options, *args, **kwargs)
+
+    monkeypatch.setattr("paddle_recompute._planner.options.alike.measure_options", counting)
+    model = _llama()
+    plan = planner.plan(model, budget=0.5, options=["keep", "full", "ops"], final_rounds=0,
+                        **_kwargs())
+    prof = plan.profile
+    b = "model.layers.0"
+    points = op_options._points(prof.op_profiles[b])
+    row = prof.layers[b]
+    beaten = [i for i in range(len(points))
+              if row.input_bytes + op_options._point(prof, b, i)[0][0] >= row.saved_bytes]
+    assert beaten  # the top point holds more than keeping the layer
+    ops_measured = [label for label, unit in measured_labels if label.startswith("ops:")]
+    assert len(ops_measured) == len(points) - len(beaten)  # one group of blocks alike, measured once
+    assert all(f"ops:{i}" not in prof.policy_costs[b] for i in beaten)
+    assert [i for i in range(len(points)) if not op_options.offered(prof, b, i)] == beaten
+    offered_names = {c.name for c in candidates_for(row, prof, ("ops",))}
+    assert offered_names == {f"ops:{i}" for i in range(len(points)) if i not in beaten}

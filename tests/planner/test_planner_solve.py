@@ -136,3 +136,16 @@ def test_no_budget_without_recompute_costs_nothing():
     stages = [Stage(10, 1, 1)] * 3
     got = solve_segments(stages, 30)
     assert got.starts == (0,) and got.time == 0
+
+
+def test_exact_keeps_back_pointers_not_choices():
+    """NOTE [ Choices by back-pointer ]: candidates are numbers until pruned; most are dropped
+    (counted, not timed), and the choice equals brute force's, ties included."""
+    from paddle_recompute._planner.solvers import blocks as block_solve
+
+    blocks = [[Option("keep", 10, 0), Option("full", 2, 3), Option("policy:a", 6, 1),
+               Option("policy:b", 6, 1)] for _ in range(7)]
+    block_solve.PointCount.update(candidates=0, kept=0)
+    exact = solve_exact(blocks, 40)
+    assert block_solve.PointCount["candidates"] > 2 * block_solve.PointCount["kept"] > 0
+    assert exact == solve_brute_force(blocks, 40)

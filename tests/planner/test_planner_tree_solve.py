@@ -161,3 +161,119 @@ def test_a_run_option_beside_rerunning_the_run_whole():
     assert solve_tree(root, 30).picks == ()
     brute = solve_tree_brute_force(root, 4)
     assert (brute.memory, brute.time) == (4, 3.0)
+
+
+# The solver before NOTE [ Candidates by number ] (each candidate built with its picks, then
+# pruned), kept verbatim as the reference its picks must equal.
+
+def _old_prune(points: list, budget: float, resolution: float) -> list:
+    points.sort(key=lambda p: (p[0], p[1]))
+    out: list = []
+    for p in points:
+        if p[0] > budget:
+            break
+        if out and p[1] >= out[-1][1]:
+            continue
+        out.append(p)
+    if not resolution:
+        return out
+    # per bucket the least memory (so every budget stays reachable) and the fastest
+    kept: list = []
+    for i, p in enumerate(out):
+        bucket = p[0] // resolution
+        first = not kept or kept[-1][0] // resolution != bucket
+        last = i + 1 == len(out) or out[i + 1][0] // resolution != bucket
+        if first or last:
+            kept.append(p)
+    return kept
+
+
+def _old_combine(a: list, b: list, budget: float, resolution: float) -> list:
+    return _old_prune([(ma + mb, ta + tb, (pa, pb)) for ma, ta, pa in a for mb, tb, pb in b
+                   if ma + mb <= budget], budget, resolution)
+
+
+def _old_frontier(call: Call, budget: float, resolution: float) -> list:
+    kids = [_old_frontier(c, budget, resolution) for c in call.children]
+    inner = (_old_chain(call, kids, budget, resolution) if call.chain
+             else _old_product(kids, budget, resolution))
+    points = [(m + call.keep, t, p) for m, t, p in inner]
+    points += [(o.memory, o.time, Pick(call.name, i)) for i, o in enumerate(call.options)]
+    return _old_prune(points, budget, resolution)
+
+
+def _old_product(kids: list, budget: float, resolution: float) -> list:
+    acc: list = [(0, 0.0, None)]
+    for k in kids:
+        acc = _old_combine(acc, k, budget, resolution)
+    return acc
+
+
+def _old_chain(call: Call, kids: list, budget: float, resolution: float) -> list:
+    """Best plans of the first ``j`` children, each child alone or in a run ending at ``j``."""
+    best: list[list] = [[(0, 0.0, None)]]
+    for j in range(1, len(kids) + 1):
+        held = tree_solve._span_bytes(call, j - 1, j - 1)
+        points = [(m + held, t, p) for m, t, p in _old_combine(best[j - 1], kids[j - 1], budget, resolution)
+                  if m + held <= budget]
+        for i in range(j - 1, 0, -1):  # run of children i-1 .. j-1 (0-based), two or more
+            if not tree_solve._linked(call, i - 1):
+                break
+            if i == 1 and j == len(kids) and not call.whole_run:
+                continue
+            held = tree_solve._span_bytes(call, i - 1, j - 1)
+            ways = [(call.run_memory[i - 1], sum(call.run_time[i - 1:j]) + call.run_cost, -1)]
+            ways += [(o.memory, o.time, k) for k, o in enumerate(tree_solve._run_options(call, i - 1, j - 1))]
+            for memory, seconds, k in ways:
+                run = Pick(call.name, k, span=(i - 1, j - 1))
+                points += [(m + memory + held, t + seconds, (p, run)) for m, t, p in best[i - 1]
+                           if m + memory + held <= budget]
+        best.append(_old_prune(points, budget, resolution))
+    return best[-1]
+
+
+float_cost = st.floats(min_value=0, max_value=100, allow_nan=False, allow_subnormal=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(root=calls(), slack=st.integers(min_value=0, max_value=400),
+       resolution=st.sampled_from([0, 1, 7, 30]))
+def test_picks_equal_building_every_candidate(root, slack, resolution):
+    """Same frontier, same picks (ties included) as building every candidate's picks first."""
+    budget = tree_min_memory(root) + slack
+    new = tree_solve._frontier(root, budget, resolution)
+    old = _old_frontier(root, budget, resolution)
+    assert [(m, t, tree_solve._flatten(p)) for m, t, p in new] == \
+        [(m, t, tree_solve._flatten(p)) for m, t, p in old]
+
+
+@settings(max_examples=100, deadline=None)
+@given(root=calls(), scale=float_cost, slack=float_cost)
+def test_picks_equal_building_every_candidate_on_float_costs(root, scale, slack):
+    """Float sums round: the cut at the budget must still match, candidate by candidate."""
+    root = _scaled(root, scale / 7 + 0.1)
+    budget = tree_min_memory(root) + slack
+    new = tree_solve._frontier(root, budget, 0)
+    old = _old_frontier(root, budget, 0)
+    assert [(m, t, tree_solve._flatten(p)) for m, t, p in new] == \
+        [(m, t, tree_solve._flatten(p)) for m, t, p in old]
+
+
+def _scaled(call: Call, k: float) -> Call:
+    def opts(os):
+        return tuple(Option(o.name, o.memory * k, o.time * k / 3) for o in os)
+    return Call(call.name, call.keep * k, opts(call.options), tuple(_scaled(c, k) for c in call.children),
+                call.chain, tuple(m * k for m in call.run_memory), tuple(t * k / 3 for t in call.run_time),
+                call.whole_run, call.run_cost * k / 3, tuple((a, b, n * k) for a, b, n in call.spans),
+                call.links, tuple((a, b, opts(os)) for a, b, os in call.run_options))
+
+
+def test_only_surviving_points_get_picks():
+    """A chain of 12 leaves makes over twice as many candidate points as it keeps; only
+    those kept are built with their picks (counted, not timed)."""
+    leaves = tuple(_leaf(f"r.{i}", 10 + i, 1 + i % 3, 5 + i) for i in range(12))
+    root = Call("r", children=leaves, chain=True, run_memory=(1,) * 12, run_time=(5,) * 12)
+    tree_solve.PointCount.update(candidates=0, kept=0)
+    solve_tree(root, 10 ** 6)
+    made, kept = tree_solve.PointCount["candidates"], tree_solve.PointCount["kept"]
+    assert made > 2 * kept > 0

@@ -59,7 +59,7 @@ from .op_runs import profile_runs
 from .policies import measure_options
 from .units import op_runs, op_units
 
-__all__ = ["KIND", "MAX_CANDIDATES", "measure_ops", "ops_wraps"]
+__all__ = ["KIND", "MAX_CANDIDATES", "measure_ops", "ops_wraps", "offered"]
 
 KIND = "ops"
 MAX_CANDIDATES = 8
@@ -90,10 +90,12 @@ def ops_wraps(session: Session, kinds, calls: bool = False, budget: int | None =
     if budget is not None:
         _target(prof, budget)
     options: dict = {}
+    keep = "keep" in kinds or calls  # a plan over the call tree keeps any call it leaves
     for unit in op_units(prof, calls):
         for i in range(len(_points(prof.op_profiles[unit])) if unit in prof.op_profiles else 0):
             label = f"{KIND}:{i}"
-            if label not in prof.policy_costs.get(unit, {}):
+            if label not in prof.policy_costs.get(unit, {}) and not (
+                    keep and _beaten_by_keep(prof, unit, i)):
                 options.setdefault(label, {})[unit] = functools.partial(
                     _wrap, policy=_point(prof, unit, i)[1])
     return options
@@ -219,6 +221,47 @@ def _point(prof, unit: str, i: int):
     return (p.memory, (op_prof.overhead_s + p.time) * op_prof.clock_scale), policy
 
 
+def _unit_row(prof, unit: str):
+    """The profile row whose bytes keeping ``unit`` holds: a block called once, or a call unit
+    (None for a block called several times: its row sums its calls)."""
+    if unit in prof.calls:
+        return prof.calls[unit]
+    row = prof.layers.get(unit)
+    return row if row is not None and row.calls == 1 else None
+
+
+def offered(prof, unit: str, i: int) -> bool:
+    """Whether ``unit``'s ``i``-th point is offered to the solver: measured, or not beaten by
+    keep (NOTE [ Points keep beats ])."""
+    return f"{KIND}:{i}" in prof.policy_costs.get(unit, {}) or not _beaten_by_keep(prof, unit, i)
+
+
+def _beaten_by_keep(prof, unit: str, i: int) -> bool:
+    """Whether ``unit``'s ``i``-th point is predicted to hold at least what keeping the unit
+    holds, on ``unit`` and on every unit sharing its recording (blocks alike: measured once,
+    for all, so they agree).  Keep costs no extra time, so no plan can pick the point: it
+    is neither offered nor measured (NOTE [ Points keep beats ])."""
+    point = _point(prof, unit, i)
+    if point is None:
+        return False
+    mine = prof.op_profiles[unit]
+    for u in [u for u, p in prof.op_profiles.items() if p is mine] or [unit]:
+        row = _unit_row(prof, u)
+        if row is None or row.input_bytes + point[0][0] < row.saved_bytes:
+            return False
+    return True
+
+
+# NOTE [ Points keep beats ]: the frontier's top point can hold more than keeping the block
+# (its inputs beside every saved tensor: 40.3 against 39.0 MiB on a Llama decoder layer,
+# hidden 512), so no plan picks it, yet measuring it cost a step per round.  A point whose
+# predicted bytes reach keep's is not measured when keep is offered (``keep`` among the
+# kinds, or a plan over the call tree, which keeps every call it leaves), and ``_provider``
+# does not list such a point unless it was measured (a plan without ``keep``; the tree
+# solver drops it anyway).  Labels keep their index, so a unit may lack ``ops:i`` for some
+# ``i``, or have no point left.
+
+
 def _provider(block, prof):
     """The offered points of ``block`` (a unit: its name is the unit's key, a block's name
     or a call id; ``tree_plan`` asks with a call's row) as options."""
@@ -230,6 +273,8 @@ def _provider(block, prof):
         if point is None:
             break
         (held, seconds), policy = point
+        if block.calls == 1 and not offered(prof, block.name, i):
+            continue  # keep holds less at no extra time (NOTE [ Points keep beats ])
         cost = prof.policy_costs.get(block.name, {}).get(f"{KIND}:{i}", (held, seconds))
         if cost is None:  # its run failed (and the warning said it was left out)
             continue

@@ -108,16 +108,45 @@ def solve_exact(blocks: Sequence[Sequence[Option]], budget: float, *, resolution
     """
     _check_blocks(blocks)
     mem = _rounder(resolution)
-    frontier: list = [(0, 0.0, ())]  # (memory, time, choice)
+    # NOTE [ Choices by back-pointer ]: a point is (memory, time, key); its choice is read
+    # back at the end through ``parents`` (per block, per point: the point it extends and
+    # the option).  ``key`` ranks the point's choice among its frontier's choices in
+    # lexicographic order, and a candidate extending the point of rank ``r`` by option ``i``
+    # gets ``r * len(options) + i``: the order of its choice, so sorting the triples breaks
+    # ties as sorting by the choices themselves would, and no choice tuple is built.
+    frontier: list = [(0, 0.0, 0)]
+    parents: list = []
     for options in blocks:
-        extended = [(m + mem(o.memory), t + o.time, c + (i,))
-                    for m, t, c in frontier for i, o in enumerate(options)
-                    if m + mem(o.memory) <= budget]
-        if not extended:
+        frontier, back = _extend(frontier, [(mem(o.memory), o.time) for o in options], budget)
+        if not frontier:
             raise InfeasibleBudget(budget, min_memory(blocks))
-        frontier = _pareto(extended)
-    best = min(frontier, key=lambda p: (p[1], p[0], p[2]))
-    return _totals(blocks, best[2])
+        parents.append(back)
+    best = min(range(len(frontier)), key=lambda n: (frontier[n][1], frontier[n][0], frontier[n][2]))
+    choice = []
+    for back in reversed(parents):
+        best, i = back[best]
+        choice.append(i)
+    return _totals(blocks, choice[::-1])
+
+
+def _extend(frontier: list, costs: list, budget: float) -> tuple[list, list]:
+    """The frontier after one more block of option ``costs`` (NOTE [ Choices by back-pointer ]),
+    and per point its (index in ``frontier``, option)."""
+    size = len(costs)
+    extended = [(m + om, t + ot, r * size + i)
+                for m, t, r in frontier for i, (om, ot) in enumerate(costs) if m + om <= budget]
+    PointCount["candidates"] += len(extended)
+    kept = _pareto(extended)
+    PointCount["kept"] += len(kept)
+    index_of = {r: n for n, (_, _, r) in enumerate(frontier)}
+    back = [(index_of[key // size], key % size) for _, _, key in kept]
+    rank = [0] * len(kept)
+    for r, n in enumerate(sorted(range(len(kept)), key=lambda n: kept[n][2])):
+        rank[n] = r
+    return [(m, t, rank[n]) for n, (m, t, _) in enumerate(kept)], back
+
+
+PointCount = {"candidates": 0, "kept": 0}  # points ``solve_exact`` made and kept (for tests)
 
 
 def _rounder(resolution: float) -> Callable[[float], float]:
@@ -130,7 +159,7 @@ def _rounder(resolution: float) -> Callable[[float], float]:
 
 def _pareto(points: list) -> list:
     """Points not dominated in (memory, time); one per memory value."""
-    points.sort(key=lambda p: (p[0], p[1], p[2]))
+    points.sort()
     out: list = []
     for p in points:
         if not out or p[1] < out[-1][1]:

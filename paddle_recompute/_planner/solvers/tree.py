@@ -123,9 +123,19 @@ def _walk(call: Call):
 
 # A frontier is a list of (memory, time, picks) sorted by memory, times strictly falling;
 # picks is a cons tree: None, a Pick, or a pair of cons trees (joined in O(1)).
+# NOTE [ Candidates by number ]: combining frontiers makes many candidate points and keeps
+# few.  A candidate is first only (memory, time, number), numbered in the order it was
+# made; sorting those triples as they are orders ties in (memory, time) by that number, as
+# a stable sort by (memory, time) of the made-in-order list would, so the same points
+# survive.  Only survivors get their picks (``_decode``).  ``PointCount`` counts both.
 
-def _prune(points: list, budget: float, resolution: float) -> list:
-    points.sort(key=lambda p: (p[0], p[1]))
+PointCount = {"candidates": 0, "kept": 0}
+
+
+def _prune_numbered(points: list, budget: float, resolution: float) -> list:
+    """The surviving (memory, time, number) triples of ``points`` (see ``_prune``)."""
+    PointCount["candidates"] += len(points)
+    points.sort()
     out: list = []
     for p in points:
         if p[0] > budget:
@@ -133,22 +143,47 @@ def _prune(points: list, budget: float, resolution: float) -> list:
         if out and p[1] >= out[-1][1]:
             continue
         out.append(p)
-    if not resolution:
-        return out
-    # per bucket the least memory (so every budget stays reachable) and the fastest
-    kept: list = []
-    for i, p in enumerate(out):
-        bucket = p[0] // resolution
-        first = not kept or kept[-1][0] // resolution != bucket
-        last = i + 1 == len(out) or out[i + 1][0] // resolution != bucket
-        if first or last:
-            kept.append(p)
-    return kept
+    if resolution:
+        # per bucket the least memory (so every budget stays reachable) and the fastest
+        kept: list = []
+        for i, p in enumerate(out):
+            bucket = p[0] // resolution
+            first = not kept or kept[-1][0] // resolution != bucket
+            last = i + 1 == len(out) or out[i + 1][0] // resolution != bucket
+            if first or last:
+                kept.append(p)
+        out = kept
+    PointCount["kept"] += len(out)
+    return out
+
+
+def _prune(points: list, budget: float, resolution: float) -> list:
+    """``points`` (memory, time, picks) less those above the budget or dominated; ties in
+    (memory, time) keep the first made."""
+    kept = _prune_numbered([(m, t, i) for i, (m, t, _) in enumerate(points)], budget, resolution)
+    return [points[i] for _, _, i in kept]
+
+
+def _within(frontier: list, extra: float, budget: float) -> int:
+    """How many of ``frontier``'s first points (memory rising) have ``m + extra <= budget``."""
+    lo, hi = 0, len(frontier)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if frontier[mid][0] + extra <= budget:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _combine(a: list, b: list, budget: float, resolution: float) -> list:
-    return _prune([(ma + mb, ta + tb, (pa, pb)) for ma, ta, pa in a for mb, tb, pb in b
-                   if ma + mb <= budget], budget, resolution)
+    nb = len(b)
+    cands: list = []
+    for ia, (ma, ta, _) in enumerate(a):
+        base = ia * nb
+        cands += [(ma + b[ib][0], ta + b[ib][1], base + ib) for ib in range(_within(b, ma, budget))]
+    return [(m, t, (a[n // nb][2], b[n % nb][2]))
+            for m, t, n in _prune_numbered(cands, budget, resolution)]
 
 
 def _frontier(call: Call, budget: float, resolution: float) -> list:
@@ -171,8 +206,10 @@ def _chain(call: Call, kids: list, budget: float, resolution: float) -> list:
     best: list[list] = [[(0, 0.0, None)]]
     for j in range(1, len(kids) + 1):
         held = _span_bytes(call, j - 1, j - 1)
-        points = [(m + held, t, p) for m, t, p in _combine(best[j - 1], kids[j - 1], budget, resolution)
-                  if m + held <= budget]
+        alone = [(m + held, t, p) for m, t, p in _combine(best[j - 1], kids[j - 1], budget, resolution)
+                 if m + held <= budget]
+        cands = [(m, t, n) for n, (m, t, _) in enumerate(alone)]
+        sources = [(0, alone, None)]  # (first number, points, run or None)
         for i in range(j - 1, 0, -1):  # run of children i-1 .. j-1 (0-based), two or more
             if not _linked(call, i - 1):
                 break
@@ -181,12 +218,43 @@ def _chain(call: Call, kids: list, budget: float, resolution: float) -> list:
             held = _span_bytes(call, i - 1, j - 1)
             ways = [(call.run_memory[i - 1], sum(call.run_time[i - 1:j]) + call.run_cost, -1)]
             ways += [(o.memory, o.time, k) for k, o in enumerate(_run_options(call, i - 1, j - 1))]
+            prev = best[i - 1]
             for memory, seconds, k in ways:
-                run = Pick(call.name, k, span=(i - 1, j - 1))
-                points += [(m + memory + held, t + seconds, (p, run)) for m, t, p in best[i - 1]
-                           if m + memory + held <= budget]
-        best.append(_prune(points, budget, resolution))
+                base = len(cands)
+                sources.append((base, prev, (call.name, k, (i - 1, j - 1))))
+                cands += [(prev[n][0] + memory + held, prev[n][1] + seconds, base + n)
+                          for n in range(_within_run(prev, memory, held, budget))]
+        best.append([(m, t, _decode(sources, n)) for m, t, n in _prune_numbered(cands, budget, resolution)])
     return best[-1]
+
+
+def _within_run(frontier: list, memory: float, held: float, budget: float) -> int:
+    """How many of ``frontier``'s first points have ``m + memory + held <= budget`` (summed in
+    that order, as the candidates are)."""
+    lo, hi = 0, len(frontier)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if frontier[mid][0] + memory + held <= budget:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _decode(sources: list, n: int):
+    """The picks of candidate number ``n`` of ``_chain``'s sources."""
+    lo, hi = 0, len(sources)
+    while hi - lo > 1:  # the last source whose first number is <= n
+        mid = (lo + hi) // 2
+        if sources[mid][0] <= n:
+            lo = mid
+        else:
+            hi = mid
+    base, points, run = sources[lo]
+    if run is None:
+        return points[n - base][2]
+    name, k, span = run
+    return (points[n - base][2], Pick(name, k, span=span))
 
 
 def _run_options(call: Call, first: int, last: int) -> tuple[Option, ...]:
