@@ -16,13 +16,12 @@ step's gradient of every parameter and every parameter after the last step (the 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from _mindformers_grads import assert_dumps_equal, assert_within_floor, load
-from _ms_helpers import COMPAT, checkout_env
+from _mindformers_run import run_script
+from _ms_helpers import COMPAT
 
 RECORDED = COMPAT / "tests" / "recorded" / "mindformers_llama"
 SCRIPT = COMPAT / "mindformers_scripts" / "llama_train.py"
@@ -47,16 +46,7 @@ GRAD_FLOORS = 4
 
 
 def _run(tmp_path, *args: str) -> dict:
-    out = tmp_path / "out.json"
-    counts = tmp_path / "counts.json"
-    grads = tmp_path / "grads.npz"
-    command = [sys.executable, "-m", "paddle_mindspore", str(DRIVER), str(counts), str(SCRIPT),
-               "--steps", "4", "--init", str(RECORDED / "init.npz"), "--out", str(out),
-               "--grads", str(grads), *args]
-    done = subprocess.run(command, cwd=tmp_path, env=checkout_env(), capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    return {**json.loads(out.read_text()), **json.loads(counts.read_text()), "dump": load(grads)}
+    return run_script(tmp_path, DRIVER, SCRIPT, RECORDED, *args)
 
 
 @pytest.fixture(scope="module")

@@ -25,13 +25,12 @@ recompute all on).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from _mindformers_grads import assert_dumps_equal, assert_within_floor, load
-from _ms_helpers import COMPAT, checkout_env
+from _mindformers_run import run_script
+from _ms_helpers import COMPAT
 
 RECORDED = COMPAT / "tests" / "recorded" / "mindformers_qwen3"
 SCRIPT = COMPAT / "mindformers_scripts" / "qwen3_train.py"
@@ -62,16 +61,7 @@ IN_LAYER = ("input_layernorm.norm", "pre_mlp_layernorm.norm", "self_attention.q_
 
 
 def _run(tmp_path, variant: str) -> dict:
-    out = tmp_path / "out.json"
-    counts = tmp_path / "counts.json"
-    grads = tmp_path / "grads.npz"
-    command = [sys.executable, "-m", "paddle_mindspore", str(DRIVER), str(counts), str(SCRIPT),
-               "--steps", "4", "--recompute", variant, "--init", str(RECORDED / "init.npz"),
-               "--out", str(out), "--grads", str(grads)]
-    done = subprocess.run(command, cwd=tmp_path, env=checkout_env(), capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    return {**json.loads(out.read_text()), **json.loads(counts.read_text()), "dump": load(grads)}
+    return run_script(tmp_path, DRIVER, SCRIPT, RECORDED, "--recompute", variant)
 
 
 @pytest.fixture(scope="module")
