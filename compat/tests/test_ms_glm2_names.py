@@ -19,24 +19,12 @@ CASES = recorded("l_glm2_cases.json")["cases"]
 VIEW_GRADIENT = "view_gradient/split_with_size_concat"
 
 
-@pytest.fixture
-def mindspore_alias():
-    """The case sources import ``mindspore.X`` as mindformers does; resolve it to the layer."""
-    already = ms.import_alias_installed()
-    ms.install_import_alias()
-    try:
-        yield
-    finally:
-        if not already:
-            ms.uninstall_import_alias()
-
-
 @pytest.mark.parametrize("name", sorted(set(CASES) - {VIEW_GRADIENT}))
-def test_case_matches_mindspore(name, mindspore_alias):
+def test_case_matches_mindspore(name, alias):
     compare(CASES[name]["result"], run_case(CASES[name]["source"]), name)
 
 
-def test_split_then_concat_gradient_is_right_where_mindspores_is_not(mindspore_alias):
+def test_split_then_concat_gradient_is_right_where_mindspores_is_not(alias):
     """The forward values are MindSpore's; the input gradient is the right one (each input
     element gets the output gradient at the place it moved to), which MindSpore's is not."""
     expected = CASES[VIEW_GRADIENT]["result"]["items"]

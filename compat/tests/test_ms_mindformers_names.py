@@ -21,20 +21,8 @@ CASES = recorded("l_mindformers_cases.json")["cases"]
 NO_CPU_KERNEL = {"no_cpu_kernel/argmax", "no_cpu_kernel/cumsum"}
 
 
-@pytest.fixture
-def mindspore_alias():
-    """The case sources import ``mindspore.X`` as mindformers does; resolve it to the layer."""
-    already = ms.import_alias_installed()
-    ms.install_import_alias()
-    try:
-        yield
-    finally:
-        if not already:
-            ms.uninstall_import_alias()
-
-
 @pytest.mark.parametrize("name", sorted(set(CASES) - NO_CPU_KERNEL))
-def test_case_matches_mindspore(name, mindspore_alias):
+def test_case_matches_mindspore(name, alias):
     compare(CASES[name]["result"], run_case(CASES[name]["source"]), name)
 
 

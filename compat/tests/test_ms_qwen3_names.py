@@ -31,20 +31,8 @@ RNG = np.random.default_rng(0)
 F32 = 1e-5
 
 
-@pytest.fixture
-def mindspore_alias():
-    """The case sources import ``mindspore.X`` as mindformers does; resolve it to the layer."""
-    already = ms.import_alias_installed()
-    ms.install_import_alias()
-    try:
-        yield
-    finally:
-        if not already:
-            ms.uninstall_import_alias()
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_case_matches_mindspore(name, mindspore_alias):
+def test_case_matches_mindspore(name, alias):
     compare(CASES[name]["result"], run_case(CASES[name]["source"]), name)
 
 
