@@ -33,7 +33,9 @@ Replaying a forward (what recomputation restores, NOTE [ Replay ] in the impleme
   global state back on exit, also after an error.  Call ``state.forward_done()`` after the
   forward so replay skips generators it did not use.
 - ``find_roots(function, args, kwargs)``: the ``paddle.nn.Layer`` objects reachable from a
-  callable and its arguments (the ``roots`` a ``ForwardState`` walks).
+  callable and its arguments, each once (the ``roots`` a ``ForwardState`` walks): the
+  callable, its arguments, partials, closures, the module globals a function reads and a
+  holder object's attributes (docs/modes-and-state.md, "Which layers a region runs").
 - ``grad_enabled()``: whether Paddle records gradients now (cheaper than
   ``paddle.is_grad_enabled``, the same answer).
 

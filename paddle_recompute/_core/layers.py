@@ -1,5 +1,5 @@
-"""Find the Layers a recomputed function runs (their state is watched by ``written.py``),
-and the types declared stateful by the user."""
+"""The layers a recomputed function runs (found by ``roots.py``; their state is watched by
+``written.py``): walking them, their parameters, and the types declared stateful by the user."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import paddle
 from paddle import nn
 
 from .identity import ALIAS_OF
+from .roots import find_roots
 
 __all__ = [
     "find_roots", "register_stateful_layer", "walk", "layer_call_params", "ParamAliases",
@@ -34,46 +35,6 @@ def register_stateful_layer(cls: type) -> type:
     if cls not in _STATEFUL:
         _STATEFUL.append(cls)
     return cls
-
-
-def find_roots(function, args: tuple, kwargs: dict) -> tuple:
-    """Layers reachable from the callable and its arguments, without walking sublayers."""
-    roots: list = []
-    _collect(function, roots, depth=0)
-    for value in args:
-        if isinstance(value, nn.Layer):
-            roots.append(value)
-    for value in kwargs.values():
-        if isinstance(value, nn.Layer):
-            roots.append(value)
-    return tuple(roots)
-
-
-def _collect(obj, roots: list, depth: int) -> None:
-    if depth > 3:
-        return
-    if isinstance(obj, nn.Layer):
-        roots.append(obj)
-    elif isinstance(obj, (list, tuple)):
-        for item in obj:
-            if isinstance(item, nn.Layer):
-                roots.append(item)
-    elif isinstance(obj, functools.partial):
-        _collect(obj.func, roots, depth + 1)
-        for item in obj.args:
-            _collect(item, roots, depth + 1)
-    elif hasattr(obj, "_recompute_roots"):
-        for item in obj._recompute_roots:
-            _collect(item, roots, depth + 1)
-    else:
-        owner = getattr(obj, "__self__", None)
-        if owner is not None:
-            _collect(owner, roots, depth + 1)
-        for cell in getattr(obj, "__closure__", None) or ():
-            try:
-                _collect(cell.cell_contents, roots, depth + 1)
-            except ValueError:  # empty cell
-                pass
 
 
 def walk(roots) -> list:

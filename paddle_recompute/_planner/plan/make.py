@@ -144,6 +144,7 @@ def plan(
             is named).
         InfeasibleBudget (a ValueError): the budget is below the least achievable memory,
             which the message names.
+        ValueError: no Layer is reachable from ``model_or_fn`` (so no region to choose).
 
     Example:
         >>> import paddle, paddle_recompute as pr
@@ -163,6 +164,7 @@ def plan(
     budget_bytes("plan", budget, 1)  # type and range checks before the (slow) profile
     roots = find_roots(model_or_fn, sample_inputs, kwargs)
     layers = layer_table(model_or_fn, roots, blocks)
+    _check_reached(model_or_fn, layers)
     if profile is not None:  # one made on this model and these input shapes, or an error
         check_structure("plan", "the profile given", profile.structure,
                         structure_of(layers, (sample_inputs, kwargs)))
@@ -249,6 +251,20 @@ def _block_plan(prof: Profile, table: dict, budget: int, chosen: list, memory: f
 def _rounds(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"plan: `{name}` must be an int >= 0 (rounds), got {value!r}")
+
+
+def _check_reached(model_or_fn, layers: dict) -> None:
+    """Regions are calls of layers: a function that reaches none has nothing to plan."""
+    if not layers:
+        name = getattr(model_or_fn, "__qualname__", type(model_or_fn).__name__)
+        raise ValueError(
+            f"plan: no paddle.nn.Layer is reachable from `model_or_fn` ({name}), so there is "
+            "no layer call to recompute. Layers are found as the function itself, its "
+            "arguments, its closure, the module globals it reads and the attributes of an "
+            "object it is a method of, not through a module attribute (`mymodule.model`) or "
+            "an attribute of an attribute. Pass the model itself, pass it as an argument or "
+            "in a functools.partial(fn, model), or name the layers with blocks=[...]."
+        )
 
 
 def _regions(regions, blocks, solver: str, calibrate) -> str:

@@ -11,12 +11,15 @@ __all__ = ["layer_table", "resolve_blocks", "detect_blocks", "inside"]
 
 def layer_table(model_or_fn, roots: tuple, blocks) -> dict[str, nn.Layer]:
     """Qualified name -> layer: ``""`` and ``model.named_sublayers()`` for a Layer; for a
-    function, ``roots[i]``-prefixed names for the Layers it reaches, then any block Layers
+    function, ``roots[i]``-prefixed names for the Layers it reaches that are not sublayers
+    of another (a holder's list of blocks is named under its model), then any block Layers
     not among them as ``blocks[i]``."""
     if isinstance(model_or_fn, nn.Layer):
         return {"": model_or_fn, **dict(model_or_fn.named_sublayers())}
     table: dict[str, nn.Layer] = {}
-    for i, root in enumerate(roots):
+    inner = {id(sub) for root in roots for sub in root.sublayers()}
+    outer = [root for root in roots if id(root) not in inner]  # a holder's blocks: the model's
+    for i, root in enumerate(outer):
         _add_tree(table, f"roots[{i}]", root)
     for i, block in enumerate(blocks or ()):
         if isinstance(block, nn.Layer) and not any(v is block for v in table.values()):
