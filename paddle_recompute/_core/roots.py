@@ -18,8 +18,9 @@ Functions, bound methods and partials met on the way (a global helper function, 
 attribute holding a function) are searched the same way, up to ``_DEPTH`` hops from the
 callable and ``_VISITS`` objects in all; each object once, so recursion between functions
 ends.  Not searched: modules (``mymodule.model``), classes, tensors, a Layer's own methods
-(its layers are its sublayers, walked later), attributes of attributes (``self.a.b.net``),
-and containers inside containers.  A layer reached only that way is missed: pass it as an
+(its layers are its sublayers, walked later), Paddle's own functions (``F.linear``: no user
+layer, and globals enough to cost tens of microseconds a call), attributes of attributes
+(``self.a.b.net``), and containers inside containers.  A layer reached only that way is missed: pass it as an
 argument or in a ``functools.partial``.
 
 Cost: this runs on every recompute call.  A Layer callable returns at once; for a function
@@ -41,7 +42,7 @@ __all__ = ["find_roots"]
 
 _DEPTH = 4  # hops from the callable: fn -> helper -> helper -> helper -> helper
 _ITEMS = 256  # the most entries of a container (or attributes of an object) looked at
-_VISITS = 256  # the most functions and objects looked into per search
+_VISITS = 64  # the most functions and objects looked into per search (the worst case)
 _CACHE = 4096  # code objects whose global names are kept; cleared when full
 
 # never looked into: what they hold is not the region's (or, for a Layer, walked as sublayers)
@@ -128,6 +129,8 @@ class _Search:
             self.attributes(obj, depth)
 
     def function(self, fn: types.FunctionType, depth: int) -> None:
+        if _is_paddles(fn.__module__):  # F.linear: no user layers, many globals
+            return
         for cell in fn.__closure__ or ():
             try:
                 self.value(cell.cell_contents, depth)
@@ -155,6 +158,10 @@ class _Search:
         call = getattr(type(obj), "__call__", None)
         if isinstance(call, types.FunctionType):  # a callable object: its __call__'s globals
             self.value(call, depth)
+
+
+def _is_paddles(module) -> bool:
+    return isinstance(module, str) and (module == "paddle" or module.startswith("paddle."))
 
 
 def _chained(obj):
