@@ -8,7 +8,8 @@ sizes; ``resnet50`` 64x64 images, batch 4, its bottlenecks as blocks):
   * plan time: one ``planner.plan(loss, tokens, budget=0.5 x none's held bytes, blocks=...)``
     (``--regions calls``: without ``blocks``, so over the call tree, the default; ``--regions
     blocks,calls``: both, measured side by side) from scratch (profile included), wall clock
-    and this process's CPU time, with where it went (``Plan.timings``; a checkout without it reports the totals only);
+    and this process's CPU time, with where it went (``Plan.timings``; a checkout without it
+    reports the totals only);
   * plan quality, measured side by side: none, full recompute and the plans, rounds
     interleaved, memory held after the forward (less the outputs) and the step's CPU time;
     the plan's extra step time as a fraction of full recompute's (median of the rounds'
