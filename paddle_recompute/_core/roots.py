@@ -155,7 +155,7 @@ class _Search:
                 if isinstance(item, (nn.Layer, list, tuple, dict, types.FunctionType,
                                      types.MethodType, functools.partial)):
                     self.value(item, depth)
-        call = getattr(type(obj), "__call__", None)
+        call = type(obj).__call__ if callable(obj) else None
         if isinstance(call, types.FunctionType):  # a callable object: its __call__'s globals
             self.value(call, depth)
 
