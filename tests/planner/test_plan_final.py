@@ -395,3 +395,48 @@ def test_a_duel_skips_the_blocks_both_plans_configure_alike():
     # three configurations a round (recomputed, ``a`` recomputed, kept), then 2 a duel round
     assert len(sessions) == 3 * 3 + 2 * 7
     assert all(s is alike["0"].session for s in sessions)
+
+
+def test_plans_timed_whole_are_kept_only_when_predicted_near_the_least():
+    # a region around a pair of blocks is timed in whole steps: kept when predicted within
+    # WHOLE_STEP_SLOWER of the least extra time, left out beyond; plans composed of blocks
+    # (cheap to time) and the first plan always stay
+    paddle.seed(0)
+    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    session = _session(model, x, ["0.0", "0.1", "1.0", "1.1"])
+    alike = alike_blocks(session)
+    first = _choice_plan(session, ["0.0"], 0.2)
+    near = _choice_plan(session, ["0"], 0.2 * (final_choice.WHOLE_STEP_SLOWER - 0.05))
+    far = _choice_plan(session, ["1"], 0.2 * (final_choice.WHOLE_STEP_SLOWER + 0.05))
+    blocks_only = _choice_plan(session, ["1.0", "1.1"], 10.0)
+    kept = final_choice.worth_timing([first, near, far, blocks_only], alike, session.table)
+    assert kept == [first, near, blocks_only]
+    # without groups every plan is timed whole: the rule applies to all but the first
+    slow_first = _choice_plan(session, ["0.0"], 1.0)
+    assert final_choice.worth_timing([slow_first, near, far], {}, session.table) == [
+        slow_first, near, far]
+    assert final_choice.worth_timing([first, far], {}, session.table) == [first]
+
+
+def test_plan_leaves_out_slow_plans_timed_whole(monkeypatch):
+    # plan() shortlists, then drops what worth_timing drops, before the final measurement
+    model = _model()
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    seen: dict = {}
+
+    def worth(plans, alike, table):
+        seen["given"] = len(plans)
+        return plans[:1]
+
+    def measured(session, plans, rounds, timer=None, alike=None):
+        seen["measured"] = len(plans)
+        return plans[0], [1.0] * len(plans)
+
+    monkeypatch.setattr("paddle_recompute._planner.plan.make.worth_timing", worth)
+    monkeypatch.setattr("paddle_recompute._planner.plan.make.measure_final", measured)
+    pr.planner.plan(model, x, budget=0.6, blocks=list(model), options=["keep", "full"],
+                    final_rounds=2)
+    assert seen == {"given": 2, "measured": 1}

@@ -407,3 +407,52 @@ def test_region_cost_fit():
     assert fit([(10, 100, 1.0), (2, 400, 100.0)]) == (0.0, 0.25)  # a < 0: the large ones per save
     assert fit([(10, 100, 50.0), (2, 400, 4.0)]) == (5.0, 0.0)  # b < 0: the small ones per region
     assert fit([(10, 100, -1.0)]) == (0.0, 0.0)  # never negative
+
+
+class _Pair(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.a, self.n, self.b = nn.Linear(16, 32), nn.LayerNorm(32), nn.Linear(32, 16)
+
+    def forward(self, x):
+        return self.b(paddle.tanh(self.n(self.a(x))))
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_region_cost_is_timed_in_a_block_alone(monkeypatch, grouped):
+    """With blocks alike, the region cost is measured inside the first block of the largest
+    group, alone (its leaves, then its children, as regions); without, in whole steps."""
+    from paddle_recompute._planner.harness import Session
+    from paddle_recompute._planner.options.alike import alike_blocks
+    from paddle_recompute._planner.profile.blocks import layer_table
+
+    paddle.seed(0)
+    model = nn.Sequential(*[_Pair() for _ in range(4)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    prof = pr.planner.profile(model, x, repeats=1)
+    roots = (model,)
+    session = Session((model, (x,), {}), layer_table(model, roots, None), roots, prof)
+    alike = alike_blocks(session) if grouped else {}
+    assert not grouped or [g.members for g in alike.values()] == [("0", "1", "2", "3")]
+    timed, routed = [], []
+    monkeypatch.setattr(Session, "step", lambda self: timed.append(self.call[0]) or 1.0)
+    real_route = region_overhead.route_forwards
+
+    def route(pairs):
+        pairs = list(pairs)
+        routed.append({layer for layer, _ in pairs})
+        return real_route(pairs)
+
+    monkeypatch.setattr(region_overhead, "route_forwards", route)
+    region_overhead.measure_region_overhead(session, alike)
+    table = session.table
+    if grouped:
+        assert timed and all(fn is model[0] for fn in timed)  # block 0 alone, every step
+        assert routed[:3] == [{table["0.n"]}] * 3  # its leaf that saves, 3 rounds
+        # then its children that save (here the same leaf): block 0's layers only
+        assert routed[3:] == [{table["0.n"]}] * 3
+    else:
+        assert timed and all(fn is model for fn in timed)  # whole steps
+        assert routed[0] == {table[f"{i}.n"] for i in range(4)}  # leaves of every block
+    assert prof.region_s is not None

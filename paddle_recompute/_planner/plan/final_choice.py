@@ -67,6 +67,13 @@ only that, were the two plans equally fast, either is as likely to win a round. 
 stops as soon as its outcome is fixed (after 2 losses, or 7 wins), which gives the same
 answer as all 8 rounds.
 
+``plan`` times a plan that needs whole steps only when it is predicted within
+``WHOLE_STEP_SLOWER`` (1.5) times the least predicted extra time (``worth_timing``): its
+steps cost as much as the model, and measured times have differed from predictions by
+1.1-1.4x, the same way for every plan of a model (on PaddleFormers' Llama over the call
+tree, a plan with a run around the final norm and the head, predicted 1.9x the solver's
+cost, took two thirds of the final stage).
+
 Cost: ``(rounds + 1) x pairs`` forwards + backwards of one block (defaults: 3 rounds; on
 the Llama above at hidden 256, 4 or 5 pairs of one decoder layer: 10.7 s of CPU time at 4
 layers and 9.0 s at 32, against 28.8 s and 293.6 s for whole steps), plus
@@ -85,13 +92,14 @@ from ..harness import Session
 from .final_blocks import Composed, compose
 from .value import Plan
 
-__all__ = ["shortlist", "uniform_choices", "kind_subsets", "measure_final", "duel_wins", "ROUNDS",
-           "CANDIDATES", "DUEL_ROUNDS", "ALPHA"]
+__all__ = ["shortlist", "worth_timing", "uniform_choices", "kind_subsets", "measure_final",
+           "duel_wins", "ROUNDS", "CANDIDATES", "DUEL_ROUNDS", "ALPHA", "WHOLE_STEP_SLOWER"]
 
 ROUNDS = 3
 CANDIDATES = 4
 DUEL_ROUNDS = 8
 ALPHA = 0.05
+WHOLE_STEP_SLOWER = 1.5
 
 
 def kind_subsets(kinds) -> list[tuple[str, ...]]:
@@ -112,6 +120,18 @@ def uniform_choices(cands: list) -> list[list]:
         if all(c is not None for c in picked):
             out.append(picked)
     return out
+
+
+def worth_timing(plans: list[Plan], alike: dict, table: dict) -> list[Plan]:
+    """``plans`` less those that would be timed in whole steps (their choices outside the
+    groups ``alike`` differ from the first plan's) and are predicted slower than
+    ``WHOLE_STEP_SLOWER`` times the least predicted extra time; the first always stays."""
+    composed = (compose(plans, alike, table) if alike
+                else Composed({}, [None] * len(plans)))
+    least = min(p.extra_s for p in plans)
+    return [p for i, p in enumerate(plans)
+            if i == 0 or composed.composable(i)
+            or p.extra_s - least <= (WHOLE_STEP_SLOWER - 1) * abs(least)]
 
 
 def shortlist(plans: list[Plan], budget: int, n: int = CANDIDATES) -> list[Plan]:

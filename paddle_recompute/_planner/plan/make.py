@@ -43,7 +43,7 @@ from ..profile.measure import profile_calls as run_profile
 from ..profile.result import Profile
 from ..solvers.blocks import BLOCK_SOLVERS, InfeasibleBudget, Option
 from .final_choice import ROUNDS as FINAL_ROUNDS
-from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices
+from .final_choice import kind_subsets, measure_final, shortlist, uniform_choices, worth_timing
 from .scaled import without_measurements
 from .shared_inputs import solve_credited
 from .timings import Timings
@@ -189,7 +189,9 @@ def plan(
             alike = alike_blocks(session, captured)
         measure_alike(session, {**todo, **ops}, alike)
         if regions == "tree":
-            measure_region_overhead(session)
+            if not alike:  # the region overhead is timed in a block alone where there is one
+                alike = alike_blocks(session, captured)
+            measure_region_overhead(session, alike)
     if regions == "tree":
         with timings.stage("solve"):
             plans = _tree_plans(prof, table, kinds, budget, solver, final_rounds)
@@ -207,6 +209,8 @@ def plan(
         short = shortlist(plans, budget)
         if len(short) > 1 and final_rounds and not alike:  # blocks timed alone
             alike = alike_blocks(session)
+        if len(short) > 1 and final_rounds:
+            short = worth_timing(short, alike, table)
         chosen = measure_final(session, short, final_rounds, alike=alike)[0]
     chosen.structure = prof.structure
     chosen.timings = timings.as_dict()
