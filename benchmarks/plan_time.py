@@ -70,7 +70,7 @@ def _subject(name: str):
         dropout=0.1))
 
 
-def plan_once(subject, budget: int, regions: str) -> tuple:
+def plan_once(subject, budget: int, regions: str = "blocks") -> tuple:
     wall, cpu = time.perf_counter(), time.process_time()
     where = {"blocks": subject.blocks} if regions == "blocks" else {}
     p = planner.plan(subject.loss, subject.tokens, budget=budget, **where)

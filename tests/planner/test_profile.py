@@ -113,6 +113,34 @@ def test_times_and_rerun_counted():
     assert prof.forward_s > 0
 
 
+class _Stack(nn.Layer):
+    """Blocks inside a Sequential inside a layer, under a head: the calls around the blocks."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(Counted(), Counted(), Counted())
+        self.head = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+def test_calls_around_blocks_sum_their_reruns():
+    # NOTE [ Reruns around blocks ]: the stack and its Sequential are not rerun to time them
+    # (that would run every block again, each profile run); their rerun time is their own
+    # time outside their child calls plus the children's rerun times
+    model = nn.Sequential(_Stack())
+    prof = pr.planner.profile(model, _x((4, 8)), repeats=1)
+    assert prof.blocks == ["0.body.0", "0.body.1", "0.body.2"]
+    # one forward of each block and one timed rerun of the first (the others are alike)
+    assert [b.calls for b in model[0].body] == [2, 1, 1]
+    for call in ("0", "0.body"):
+        row = prof.calls[call]
+        kids = [prof.calls[c] for c in row.children]
+        own = max(row.forward_s - sum(k.forward_s for k in kids), 0.0)
+        assert row.recompute_s == own + sum(k.recompute_s for k in kids) > 0
+
+
 def test_calls_unlike_are_rerun_each():
     # other parameters (no bias) or another mode: re-run on their own; the alike one is not
     wide = Counted()

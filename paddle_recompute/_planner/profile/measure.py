@@ -101,6 +101,8 @@ class _Instrumented:
         self.paused = False
         self.rerun_s = 0.0  # re-run time so far: enclosing layers' forward time excludes it
         self.alike_reruns: dict = {}  # call key -> the rerun seconds of its first call this run
+        self.block_calls = 0  # block calls entered so far (stand-ins included)
+        self.enclosing: list = []  # calls around a block, as they end: NOTE [ Reruns around blocks ]
         self.applied = Applied()
 
     def __enter__(self) -> _Instrumented:
@@ -115,9 +117,12 @@ class _Instrumented:
         def forward(*args, **kwargs):
             if self.paused:
                 return original(*args, **kwargs)
+            if name in self.blocks:
+                self.block_calls += 1
             stand_in = self._stand_in(name)
             if stand_in is not None:
                 return stand_in
+            blocks_in = self.block_calls
             key = call_key(layer, args, kwargs)
             if self.record and name in self.blocks and name not in self.captured:
                 self.captured[name] = (key, capture((args, kwargs), self.captured, key))
@@ -140,7 +145,9 @@ class _Instrumented:
             row[3] += sum(n for _, n in inputs)
             row[4] += nbytes_of(out)
             rerun = 0.0
-            if self.calls[call][2] is not None or name in self.consumers:
+            if self.block_calls != blocks_in:  # blocks ran inside (a block nests none)
+                self.enclosing.append(call)  # NOTE [ Reruns around blocks ]
+            elif self.calls[call][2] is not None or name in self.consumers:
                 # any call inside the model can be a region; the model's own call is one only
                 # as a block (NOTE [ Region tree ])
                 rerun = self._alike_rerun(key, original, state, args, kwargs)
@@ -283,12 +290,32 @@ def profile_calls(model_or_fn, inputs: tuple, kwargs: dict, blocks, repeats: int
             runs.append(run)
             if r == 0:  # the later runs time one block of each kind (NOTE [ Alike calls ])
                 stand_ins, captured = stand_ins_of(inst, layers, block_names), inst.captured
+                enclosing = inst.enclosing
     finally:
         set_grad_enabled(grad)
     result = _assemble(runs, layers, block_names, repeats)
     share_times(result, stand_ins)
+    _sum_enclosing(result, enclosing)
     result.structure = structure_of(layers, (inputs, kwargs))
     return result, captured
+
+
+def _sum_enclosing(prof: Profile, enclosing: list) -> None:
+    """NOTE [ Reruns around blocks ]: a call with blocks inside (a decoder stack, the model
+    under a loss function) is not rerun to time it: that rerun would run every block again,
+    in every profile run, so profiling would grow with depth where blocks alike are timed
+    once (NOTE [ Alike calls ]).  Its rerun time is its own time outside its child calls
+    plus their rerun times, summed on the profile's rows (times shared among alike calls
+    included), innermost first; its layer's is the sum over its calls."""
+    for call in enclosing:  # an inner call ends, and is noted, first
+        row = prof.calls[call]
+        kids = [prof.calls[c] for c in row.children]
+        row.recompute_s = (max(row.forward_s - sum(k.forward_s for k in kids), 0.0)
+                           + sum(k.recompute_s for k in kids))
+    for name in dict.fromkeys(prof.calls[c].layer for c in enclosing):
+        if prof.layers[name].recompute_s is not None:
+            prof.layers[name].recompute_s = sum(c.recompute_s for c in prof.calls.values()
+                                                if c.layer == name)
 
 
 def _children(layers: dict, name: str) -> list[str]:
