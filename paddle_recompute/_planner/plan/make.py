@@ -189,7 +189,7 @@ def plan(
             alike = alike_blocks(session, captured)
         measure_alike(session, {**todo, **ops}, alike)
         if regions == "tree":
-            if not alike:  # the region overhead is timed in a block alone where there is one
+            if not alike and prof.region_s is None:  # timed in a block alone where there is one
                 alike = alike_blocks(session, captured)
             measure_region_overhead(session, alike)
     if regions == "tree":
