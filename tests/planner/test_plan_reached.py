@@ -97,3 +97,33 @@ def test_plan_of_a_function_reaching_no_layer_names_the_fix():
     p = planner.plan(functools.partial(lambda m, x: m(x).sum(), model), _x(), budget=0.5,
                      final_rounds=0)
     assert p.choices
+
+
+class _Distill:
+    """Not a Layer: a student it runs and a deeper teacher it reaches but does not run."""
+
+    def __init__(self):
+        paddle.seed(0)
+        self.student = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.Tanh())
+                                       for _ in range(3)])
+        self.teacher = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.Tanh())
+                                       for _ in range(6)])
+        self.teacher_calls = 0
+        self.teacher.register_forward_pre_hook(lambda *a: setattr(self, "teacher_calls", 1))
+
+    def loss(self, x):
+        return self.student(x).sum()
+
+
+def test_blocks_are_detected_among_the_layers_the_function_runs():
+    # the teacher's longer Sequential would be detected first; it does not run, so the
+    # blocks are detected again among the layers that did (the student's)
+    holder = _Distill()
+    x = paddle.randn([8, 16])
+    prof = planner.profile(holder.loss, x)
+    student = [n for n, _ in holder.student.named_children()]
+    assert len(prof.blocks) == 3 and [b.rsplit(".", 1)[-1] for b in prof.blocks] == student
+    p = planner.plan(holder.loss, x, budget=0.5, final_rounds=0)
+    targets = {id(layer) for layer in p.layers.values()}
+    assert targets and targets <= {id(s) for s in holder.student.sublayers(include_self=True)}
+    assert holder.teacher_calls == 0

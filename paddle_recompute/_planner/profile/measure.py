@@ -287,6 +287,14 @@ def profile_calls(model_or_fn, inputs: tuple, kwargs: dict, blocks, repeats: int
         for r in range(repeats):
             run, inst = _one_run(model_or_fn, inputs, kwargs, roots, layers, consumers,
                                  block_names, r == 0, stand_ins)
+            if r == 0 and blocks is None and any(b not in inst.counts for b in block_names):
+                # detected among layers the function reaches but does not run (a teacher
+                # model beside the student): detected again among those it ran
+                block_names = resolve_blocks(model_or_fn, _ran(layers, inst), None)
+                consumers = set(block_names) | {c for b in block_names
+                                                for c in _children(layers, b)}
+                run, inst = _one_run(model_or_fn, inputs, kwargs, roots, layers, consumers,
+                                     block_names, True, stand_ins)
             runs.append(run)
             if r == 0:  # the later runs time one block of each kind (NOTE [ Alike calls ])
                 stand_ins, captured = stand_ins_of(inst, layers, block_names), inst.captured
@@ -298,6 +306,11 @@ def profile_calls(model_or_fn, inputs: tuple, kwargs: dict, blocks, repeats: int
     _sum_enclosing(result, enclosing)
     result.structure = structure_of(layers, (inputs, kwargs))
     return result, captured
+
+
+def _ran(layers: dict, inst: _Instrumented) -> dict:
+    """The layers of ``layers`` the run called."""
+    return {name: layer for name, layer in layers.items() if name in inst.counts}
 
 
 def _sum_enclosing(prof: Profile, enclosing: list) -> None:
