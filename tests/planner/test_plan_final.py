@@ -117,6 +117,20 @@ def _session(model, x, blocks):
     return Session((model, (x,), {}), layer_table(model, roots, blocks), roots, prof)
 
 
+_PAIRED = ("0.0", "0.1", "1.0", "1.1")
+
+
+def _paired_blocks():
+    """Blocks two by two in Sequentials (a region around a pair is outside every block):
+    the session and its groups alike."""
+    paddle.seed(0)
+    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
+    x = paddle.randn([8, 16])
+    x.stop_gradient = False
+    session = _session(model, x, list(_PAIRED))
+    return session, alike_blocks(session)
+
+
 def _choice_plan(session, targets, extra):
     choices = [BlockChoice(t, "full", "full", 0, 0.0, (t,)) for t in targets]
     return Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=extra, forward_s=1.0,
@@ -181,13 +195,8 @@ def test_final_forwards_do_not_grow_with_depth(monkeypatch, depth):
 def test_plans_around_several_blocks_are_timed_whole():
     # blocks two by two in Sequentials: a region around a pair is outside every block, so
     # its plan is timed in whole steps, beside the first plan's as the anchor of the others
-    paddle.seed(0)
-    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
-    x = paddle.randn([8, 16])
-    x.stop_gradient = False
-    blocks = ["0.0", "0.1", "1.0", "1.1"]
-    session = _session(model, x, blocks)
-    alike = alike_blocks(session)
+    session, alike = _paired_blocks()
+    blocks = list(_PAIRED)
     assert [g.members for g in alike.values()] == [tuple(blocks)]
     first = _choice_plan(session, ["0.0"], 0.1)
     pair = _choice_plan(session, ["0"], 0.3)  # around blocks 0.0 and 0.1
@@ -323,13 +332,7 @@ def test_duel_wins_is_the_sign_tests_threshold():
 def test_the_anchors_own_blocks_are_timed_too():
     # the first plan's configuration of a block (its ``a`` alone recomputed) that no other
     # plan has is timed too: a composed plan's time takes the anchor's block sum from it
-    paddle.seed(0)
-    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
-    x = paddle.randn([8, 16])
-    x.stop_gradient = False
-    blocks = ["0.0", "0.1", "1.0", "1.1"]
-    session = _session(model, x, blocks)
-    alike = alike_blocks(session)
+    session, alike = _paired_blocks()
     first = Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=0.1, forward_s=1.0,
                  choices=[BlockChoice("0.0.a", "sub", "sub:a", 0, 0.0, ("0.0.a",))],
                  layers={"0.0.a": session.table["0.0.a"]})
@@ -350,12 +353,7 @@ def test_a_duel_of_composed_plans_times_their_blocks_alone():
     # the first plan (``a`` of block 0.0 recomputed) leads; the best-predicted (block 0.0
     # recomputed whole) defends: both composed of blocks, so the duel times only their
     # blocks alone, even though a third plan (around a pair of blocks) needed whole steps
-    paddle.seed(0)
-    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
-    x = paddle.randn([8, 16])
-    x.stop_gradient = False
-    session = _session(model, x, ["0.0", "0.1", "1.0", "1.1"])
-    alike = alike_blocks(session)
+    session, alike = _paired_blocks()
     first = Plan(budget=100, baseline_bytes=100, predicted_bytes=0, extra_s=0.2, forward_s=1.0,
                  choices=[BlockChoice("0.0.a", "sub", "sub:a", 0, 0.0, ("0.0.a",))],
                  layers={"0.0.a": session.table["0.0.a"]})
@@ -401,12 +399,7 @@ def test_plans_timed_whole_are_kept_only_when_predicted_near_the_least():
     # a region around a pair of blocks is timed in whole steps: kept when predicted within
     # WHOLE_STEP_SLOWER of the least extra time, left out beyond; plans composed of blocks
     # (cheap to time) and the first plan always stay
-    paddle.seed(0)
-    model = paddle.nn.Sequential(*[paddle.nn.Sequential(_Block(), _Block()) for _ in range(2)])
-    x = paddle.randn([8, 16])
-    x.stop_gradient = False
-    session = _session(model, x, ["0.0", "0.1", "1.0", "1.1"])
-    alike = alike_blocks(session)
+    session, alike = _paired_blocks()
     first = _choice_plan(session, ["0.0"], 0.2)
     near = _choice_plan(session, ["0"], 0.2 * (final_choice.WHOLE_STEP_SLOWER - 0.05))
     far = _choice_plan(session, ["1"], 0.2 * (final_choice.WHOLE_STEP_SLOWER + 0.05))
