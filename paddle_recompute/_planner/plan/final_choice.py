@@ -126,12 +126,17 @@ def worth_timing(plans: list[Plan], alike: dict, table: dict) -> list[Plan]:
     """``plans`` less those that would be timed in whole steps (their choices outside the
     groups ``alike`` differ from the first plan's) and are predicted slower than
     ``WHOLE_STEP_SLOWER`` times the least predicted extra time; the first always stays."""
-    composed = (compose(plans, alike, table) if alike
-                else Composed({}, [None] * len(plans)))
+    composed = _composed(plans, alike, table)
     least = min(p.extra_s for p in plans)
     return [p for i, p in enumerate(plans)
             if i == 0 or composed.composable(i)
             or p.extra_s - least <= (WHOLE_STEP_SLOWER - 1) * abs(least)]
+
+
+def _composed(plans: list[Plan], alike: dict, table: dict) -> Composed:
+    """How each of ``plans`` is timed: by blocks over the groups ``alike``; with none, every
+    plan in whole steps."""
+    return compose(plans, alike, table) if alike else Composed({}, [None] * len(plans))
 
 
 def shortlist(plans: list[Plan], budget: int, n: int = CANDIDATES) -> list[Plan]:
@@ -160,8 +165,7 @@ def measure_final(session: Session, plans: list[Plan], rounds: int = ROUNDS,
     if len(plans) < 2 or rounds < 1:
         return plans[0], [1.0] * len(plans)
     alike = alike or {}
-    composed = (compose(plans, alike, session.table) if alike
-                else Composed({}, [None] * len(plans)))
+    composed = _composed(plans, alike, session.table)
     timed = _Timed(session, timer or Session.step, alike, composed, plans)
     grad = grad_enabled()
     try:

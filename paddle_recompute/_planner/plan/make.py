@@ -207,9 +207,9 @@ def plan(
             plans = _block_plans(prof, table, cands, budget, solver, kinds, final_rounds)
     with timings.stage("final"):
         short = shortlist(plans, budget)
-        if len(short) > 1 and final_rounds and not alike:  # blocks timed alone
-            alike = alike_blocks(session)
         if len(short) > 1 and final_rounds:
+            if not alike:  # blocks timed alone
+                alike = alike_blocks(session)
             short = worth_timing(short, alike, table)
         chosen = measure_final(session, short, final_rounds, alike=alike)[0]
     chosen.structure = prof.structure

@@ -278,7 +278,7 @@ def profile_calls(model_or_fn, inputs: tuple, kwargs: dict, blocks, repeats: int
     roots = find_roots(model_or_fn, inputs, kwargs)
     layers = layer_table(model_or_fn, roots, blocks)
     block_names = resolve_blocks(model_or_fn, layers, blocks)
-    consumers = set(block_names) | {c for b in block_names for c in _children(layers, b)}
+    consumers = _consumers(layers, block_names)
     runs = []
     stand_ins: dict = {}
     grad = grad_enabled()
@@ -291,8 +291,7 @@ def profile_calls(model_or_fn, inputs: tuple, kwargs: dict, blocks, repeats: int
                 # detected among layers the function reaches but does not run (a teacher
                 # model beside the student): detected again among those it ran
                 block_names = resolve_blocks(model_or_fn, _ran(layers, inst), None)
-                consumers = set(block_names) | {c for b in block_names
-                                                for c in _children(layers, b)}
+                consumers = _consumers(layers, block_names)
                 run, inst = _one_run(model_or_fn, inputs, kwargs, roots, layers, consumers,
                                      block_names, True, stand_ins)
             runs.append(run)
@@ -306,6 +305,11 @@ def profile_calls(model_or_fn, inputs: tuple, kwargs: dict, blocks, repeats: int
     _sum_enclosing(result, enclosing)
     result.structure = structure_of(layers, (inputs, kwargs))
     return result, captured
+
+
+def _consumers(layers: dict, block_names: list) -> set:
+    """The blocks and their direct sublayers (whose inputs a region around them holds)."""
+    return set(block_names) | {c for b in block_names for c in _children(layers, b)}
 
 
 def _ran(layers: dict, inst: _Instrumented) -> dict:
