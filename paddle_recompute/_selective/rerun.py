@@ -168,7 +168,8 @@ class PolicyRecomputation(Recomputation):
 
 
 def _empty(meta):
-    if meta is None:  # the operator's output held no data (einsum's unused intermediates)
-        return paddle.Tensor()
+    """A stand-in: no operator of the region (``paddle.Tensor()`` runs ``_C_ops.empty`` too)."""
     with _ops.unobserved():
+        if meta is None:  # the output held no data (einsum's unused intermediates, a 0-size result)
+            return paddle.Tensor()
         return _C_ops.empty(*meta)

@@ -5,6 +5,8 @@ where other experts get none: exact, the regions rerun, unprofiled calls warned 
 
 import collections
 import contextlib
+import dataclasses
+import random
 import warnings
 
 import _real_models as rm
@@ -159,6 +161,31 @@ def test_trains_exactly_on_batches_routed_otherwise(planned):
     unprofiled = [str(w.message) for w in caught if "beyond the calls its profile has" in str(w.message)]
     blocks = [m.split("block ")[1].split(" ")[0] for m in unprofiled]
     assert blocks and len(blocks) == len(set(blocks)), unprofiled  # once per policy
+
+
+def _with_keeps(plan, keeps):
+    """``plan`` with each block's policy keeping ``keeps[i]`` (positions) instead."""
+    return dataclasses.replace(plan, choices=type(plan.choices)(
+        dataclasses.replace(c, payload=dataclasses.replace(c.payload, keep=frozenset(k)))
+        for c, k in zip(plan.choices, keeps, strict=True)))
+
+
+def test_any_operator_choice_trains_exactly_on_batches_routed_otherwise(planned):
+    """Which operators a plan keeps depends on the machine's timings: every choice must train
+    exactly. Seeded random choices, and the one that keeps each expert's ``nonzero`` (an
+    expert without tokens then leaves out a ``flatten`` whose output holds no data)."""
+    _, plan = planned
+    ops = plan.choices[0].payload.ops
+    nonzero = [p for p, name in enumerate(ops) if name == "nonzero"][:-1]
+    rng = random.Random(0)
+    choices = [[nonzero, []]] + [
+        [[p for p in range(len(ops)) if rng.random() < share] for _ in plan.choices]
+        for share in (0.2, 0.5, 0.8) for _ in range(4)]
+    ref = _train(_net(), 3)
+    for keeps in choices:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # calls beyond the profile's: tested above
+            _assert_same_training(_train(_net(), 3, _with_keeps(plan, keeps)), ref)
 
 
 def test_a_policy_by_occurrence_is_a_value():

@@ -367,3 +367,30 @@ def test_unpacking_a_tensor_whose_maker_is_left_out(frames):
     assert {0, 1, 2} <= set(_dead(frame))
     (rerun,) = frame.reruns
     assert rerun.left_out >= 3 and not rerun.strayed
+
+
+def test_a_left_out_operator_with_an_empty_output_is_not_numbered(frames):
+    """A left-out operator whose output holds no data (``flatten`` of ``nonzero``'s 0 rows:
+    an expert with no tokens) gets a stand-in made unobserved: making one must not count as
+    an operator of the rerun, which would shift every later call's number, run the rest on
+    stand-ins and raise (a mixture of experts under an occurrence-keyed policy did)."""
+
+    def route(x):
+        h = paddle.matmul(x, W1)  # 0
+        a = paddle.tanh(h)  # 1 (kept)
+        picked = a
+        for bound in (1e9, 0.0):  # the first finds no rows, the second some
+            idx = paddle.nonzero(h[:, 0] > bound).flatten()  # getitem, nonzero (kept), flatten
+            if idx.shape[0] == 0:
+                continue
+            picked = paddle.gather(a, idx)
+        return paddle.matmul(paddle.exp(picked) * 2.0, W2)
+
+    policy = lambda info: info.op in ("tanh", "nonzero")  # noqa: E731
+    ref = _grads(route, [W1, W2])
+    _assert_same(_grads(route, [W1, W2], policy), ref)
+    (frame,) = frames
+    empty = next(k for k, op in enumerate(frame.ops) if op.name == "flatten")
+    assert frame.ops[empty].dead and frame.ops[empty].out_meta == [None]  # left out, no data
+    (rerun,) = frame.reruns
+    assert rerun.left_out >= 2 and not rerun.strayed
