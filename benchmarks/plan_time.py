@@ -14,8 +14,9 @@ sizes; ``resnet50`` 64x64 images, batch 4, its bottlenecks as blocks):
     interleaved, memory held after the forward (less the outputs) and the step's CPU time;
     the plan's extra step time as a fraction of full recompute's (median of the rounds'
     ratios, and their quartiles: one CPU step varies by about 8% on this machine, as much
-    as a plan's extra time on ResNet-50); the loss of every step equal to none's bit for
-    bit (asserted).
+    as a plan's extra time on ResNet-50), with a 90% bootstrap interval of that estimate
+    (the rounds resampled with replacement: how far the rounds' noise leaves it uncertain);
+    the loss of every step equal to none's bit for bit (asserted).
 
     python benchmarks/plan_time.py REPO --models llama,gpt [--rounds 6] [--regions blocks,calls]
         [--json out.json]
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -101,8 +103,7 @@ def quality(subject, plans: dict, rounds: int, memory: HostMemory, none_held: in
             assert loss == none_loss, (subject.name, name, loss, none_loss)
             if r:
                 times[name].append(seconds)
-    ratio = {k: statistics.median(t / b for t, b in zip(times[k], times["none"], strict=True))
-             for k in names}
+    ratio = _ratios(times, range(rounds))
     full = ratio["full"] - 1
     out = {"full_memory": held["full"] / none_held, "full_time": ratio["full"],
            "none_ms": 1e3 * statistics.median(times["none"]), "bit_exact": True,
@@ -114,8 +115,28 @@ def quality(subject, plans: dict, rounds: int, memory: HostMemory, none_held: in
                   "extra_of_full": (ratio[name] - 1) / full if full > 0 else float("nan"),
                   "extra_of_full_quartiles": (statistics.quantiles(per_round, n=4)[::2]
                                               if full > 0 and rounds > 1 else None),
+                  "extra_of_full_90": _interval(times, name, rounds),
                   "choices": [[c.block, c.option] for c in p.choices]}
     return out
+
+
+def _ratios(times: dict, rounds) -> dict:
+    """Each choice's median step time over none's in the same round, over ``rounds``."""
+    return {k: statistics.median(v[r] / times["none"][r] for r in rounds) for k, v in times.items()}
+
+
+def _interval(times: dict, name: str, rounds: int, draws: int = 2000) -> list | None:
+    """5th and 95th percentiles of ``name``'s extra time over full's, the rounds resampled."""
+    rng = random.Random(0)
+    got = []
+    for _ in range(draws):
+        ratio = _ratios(times, [rng.randrange(rounds) for _ in range(rounds)])
+        if ratio["full"] > 1:
+            got.append((ratio[name] - 1) / (ratio["full"] - 1))
+    if len(got) < draws // 2:
+        return None
+    got.sort()
+    return [got[len(got) // 20], got[len(got) * 19 // 20]]
 
 
 def main() -> None:

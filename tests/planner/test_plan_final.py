@@ -102,9 +102,10 @@ def test_plan_returns_the_measured_fastest(monkeypatch):
     # shortlisted: the solver's plan and every block recomputed (all kept does not fit)
     assert [[c.option for c in p.choices] for p in measured.plans] == [
         [c.option for c in solver.choices], ["full"] * 4]
-    # two plans, a warm-up and two rounds each; then the duel: every block recomputed leads
-    # but is predicted slower, and wins 7 paired rounds of 8 (it wins all: stopped at 7)
-    assert len(counts) == 2 * 3 + 2 * 7
+    # two plans timed by blocks, two rounds each (no warm-up: blocks alone need none); then
+    # the duel: every block recomputed leads but is predicted slower, and wins 7 paired
+    # rounds of 8 (it wins all: stopped at 7)
+    assert len(counts) == 2 * 2 + 2 * 7
     # timed block by block: one block alone, kept (1 forward) or recomputed (2), each
     # configuration once a round (NOTE [ Final measurement ])
     assert sorted(set(counts)) == [1, 2]
@@ -186,9 +187,9 @@ def test_final_forwards_do_not_grow_with_depth(monkeypatch, depth):
     chosen = pr.planner.plan(model, x, budget=0.6, blocks=list(model), profile=prof,
                              options=["keep", "full"], final_rounds=2)
     assert len(seen["plans"]) == 2 and [len(g.members) for g in seen["alike"].values()] == [depth]
-    # a kept block alone (1 forward) and a recomputed one (2), once a round: a warm-up and
-    # two rounds, then a duel the recomputed plan wins 7 times; at any depth
-    assert seen["forwards"] == 3 * 3 + 3 * 7
+    # a kept block alone (1 forward) and a recomputed one (2), once a round: two rounds (no
+    # warm-up for blocks alone), then a duel the recomputed plan wins 7 times; at any depth
+    assert seen["forwards"] == 3 * 2 + 3 * 7
     assert [c.option for c in chosen.choices] == ["full"] * depth  # measured faster
 
 
@@ -204,11 +205,12 @@ def test_plans_around_several_blocks_are_timed_whole():
     sessions: list = []
     chosen, ratios = final_choice.measure_final(session, [first, pair, later], rounds=2,
                                                 timer=_forward_timer(sessions), alike=alike)
-    # each round: whole steps of the first plan (4 + 1 forwards) and of the pair's (4 + 2);
-    # the blocks where ``first`` and ``later`` differ, kept and recomputed, alone
+    # whole steps warmed up: the first plan's (4 + 1 forwards) and the pair's (4 + 2); then
+    # each round those and the blocks where ``first`` and ``later`` differ, kept and
+    # recomputed, alone, in rotating order
     alone = alike[blocks[0]].session
-    assert len(sessions) == 3 * 4
-    assert [s is session for s in sessions[:4]] == [True, False, False, True]
+    assert len(sessions) == 2 + 2 * 4
+    assert [s is session for s in sessions[:6]] == [True, True, False, False, True, True]
     assert {id(s) for s in sessions} == {id(session), id(alone)}
     # ``later``'s step composed: the first plan's 5 + its blocks' (1 + 2 + 2) - the first's
     # (2 + 1 + 1) = 6, what its whole step runs (4 + 2)
@@ -342,8 +344,9 @@ def test_the_anchors_own_blocks_are_timed_too():
     chosen, ratios = final_choice.measure_final(session, [first, pair, later], rounds=2,
                                                 timer=_forward_timer(sessions), alike=alike)
     # whole steps of the first plan (4 forwards: ``a`` reruns, the block does not) and of
-    # the pair's (4 + 2); block 0.0 alone with ``a`` recomputed (1) and whole (2)
-    assert len(sessions) == 3 * 4
+    # the pair's (4 + 2), warmed up once; block 0.0 alone with ``a`` recomputed (1) and
+    # whole (2)
+    assert len(sessions) == 2 + 2 * 4
     # ``later``: 4 + 2 - 1 = 5 forwards, what its whole step runs (4 + 1)
     assert ratios == [1.0, 6 / 4, 5 / 4]
     assert chosen is first
@@ -363,7 +366,7 @@ def test_a_duel_of_composed_plans_times_their_blocks_alone():
     chosen, _ = final_choice.measure_final(session, [first, pair, whole_block], rounds=2,
                                            timer=_forward_timer(sessions), alike=alike)
     assert chosen is first  # 1 forward against 2 in every paired round: 7 wins
-    duel = sessions[3 * 4:]
+    duel = sessions[2 + 2 * 4:]  # after the whole steps' warm-up and two rounds
     assert len(duel) == 2 * 7 and all(s is alike["0.0"].session for s in duel)
 
 
@@ -391,7 +394,7 @@ def test_a_duel_skips_the_blocks_both_plans_configure_alike():
     assert ratios == [1.0, 2 / 3, 2 / 3]  # block forwards: 2 + 1, 1 + 1, 1 + 1
     assert chosen is leader  # 1 forward against 2 on block 0 in every paired round
     # three configurations a round (recomputed, ``a`` recomputed, kept), then 2 a duel round
-    assert len(sessions) == 3 * 3 + 2 * 7
+    assert len(sessions) == 3 * 2 + 2 * 7
     assert all(s is alike["0"].session for s in sessions)
 
 

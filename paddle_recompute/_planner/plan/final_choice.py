@@ -15,7 +15,7 @@ distinct plan that fits the budget among:
     ``policy:selective`` option on every block is the ``"selective"`` preset);
 
 ordered by predicted time, at most ``CANDIDATES`` of them.  With two or more, they are
-timed ``rounds`` rounds interleaved in rotating order after one warm-up round, and the plan
+timed ``rounds`` rounds interleaved in rotating order, and the plan
 with the least median time relative to the solver's plan in the same round leads (the load
 of a shared machine drifts between rounds; the ratio cancels it).  Times are by the
 planner's clock: CPU time on the CPU, the wall clock on an accelerator (NOTE [ Planning
@@ -41,7 +41,12 @@ cancels exactly between them.  A plan whose rest differs from the solver's is ti
 whole steps (``Session.step``, the plan applied), and then so is the solver's plan, as the
 anchor: a composed plan's time is the solver's step plus the difference of their block sums.
 Without groups (no block called once per step, nothing that takes a gradient) every plan is
-timed in whole steps.  With no whole steps the ratios returned are of block sums, not of
+timed in whole steps.  Whole steps are warmed up once before the rounds; blocks alone are
+not: their configurations ran in ``measure_options`` or are options of the same block, and
+a first run measured no slower than the later ones (the GPT harness and PaddleFormers'
+Llama on CPU, each unit's first time within the spread of its three or five later ones,
+``sub:attn`` included, which no earlier stage ran), where warming them up took a quarter of
+this stage.  With no whole steps the ratios returned are of block sums, not of
 steps.  What a block alone does not see (the caches a long step evicts, which depend on how
 much the plan holds) is left out, as in the measured options' own times.  It shows: on the
 Llama at hidden 512, ``ops:8`` on every layer led the rounds by blocks (0.93 of the
@@ -74,9 +79,9 @@ steps cost as much as the model, and measured times have differed from predictio
 tree, a plan with a run around the final norm and the head, predicted 1.9x the solver's
 cost, took two thirds of the final stage).
 
-Cost: ``(rounds + 1) x pairs`` forwards + backwards of one block (defaults: 3 rounds; on
-the Llama above at hidden 256, 4 or 5 pairs of one decoder layer: 10.7 s of CPU time at 4
-layers and 9.0 s at 32, against 28.8 s and 293.6 s for whole steps), plus
+Cost: ``rounds x pairs`` forwards + backwards of one block (defaults: 3 rounds; on
+the Llama above at hidden 256, 4 or 5 pairs of one decoder layer, with a warm-up round
+then: 10.7 s of CPU time at 4 layers and 9.0 s at 32, against 28.8 s and 293.6 s for whole steps), plus
 ``DUEL_ROUNDS`` paired rounds at most when a plan other than the best-predicted leads;
 whole steps only for plans that differ outside blocks (and the solver's beside them).
 """
@@ -234,16 +239,19 @@ class _Timed:
 
 def _rounds(timed: _Timed, rounds: int) -> list[float]:
     """Each plan's median time relative to ``plans[0]``'s in the same round, over ``rounds``
-    rounds of its items in rotating order after a warm-up round."""
+    rounds of its items in rotating order, after a warm-up of the whole steps (NOTE [ Final
+    measurement ]: blocks alone need none)."""
     n = len(timed.plans)
     items = timed.items(range(n))
+    for item in items:
+        if isinstance(item, int):  # a whole step, not a block alone
+            timed(item)
     times: list[list[float]] = [[] for _ in range(n)]
-    for r in range(rounds + 1):  # round 0 warms each item up
+    for r in range(1, rounds + 1):
         k = r % len(items) if items else 0
         seconds = {item: timed(item) for item in items[k:] + items[:k]}
-        if r:
-            for i in range(n):
-                times[i].append(timed.plan_s(i, seconds))
+        for i in range(n):
+            times[i].append(timed.plan_s(i, seconds))
     return [statistics.median(_ratio(t, b) for t, b in zip(ts, times[0], strict=True))
             for ts in times]
 
