@@ -158,14 +158,15 @@ def test_an_operator_point_that_fails_is_left_out_and_not_run_again(monkeypatch)
     assert all(c.option not in failed | new for c in again.choices)
 
 
-def test_region_options_are_priced_per_round_against_that_rounds_plain_forward(monkeypatch):
-    """Seconds: per round, (rerun + forward beyond the round's plain forward, never below
-    0) x the round's clock scale; then the median over rounds.  Bytes: the most held."""
+def test_region_options_are_priced_against_the_rounds_median_references(monkeypatch):
+    """Seconds: per round, rerun + forward beyond the median plain forward (never below 0);
+    the median over rounds, x the clock scale (profiled rerun / median reference rerun).
+    Bytes: the most held.  One round's references do not move that round's price."""
     from paddle_recompute._planner.options import policies as po
 
     rounds = iter(range(100))
-    plain = [0.30, 0.50, 0.40]  # the block's plain forward, per round
-    scale = [1.0, 0.5, 2.0]  # profiled rerun / reference rerun, per round
+    plain = [0.30, 0.50, 0.40]  # the block's plain forward, per round: median 0.40
+    reference = [1.0, 2.0, 0.5]  # the block's rerun in a recompute_all region: median 1.0
     region = [(100, 0.2, 0.35), (120, 0.4, 0.45), (110, 0.1, 0.70)]  # (held, rerun, forward)
     current = [0]
     measured_steps = []
@@ -180,7 +181,8 @@ def test_region_options_are_priced_per_round_against_that_rounds_plain_forward(m
 
     monkeypatch.setattr(po, "_plain_forwards", fake_plain)
     monkeypatch.setattr(po, "_measure", fake_measure)
-    monkeypatch.setattr(po, "_clock_scale", lambda *a: {"b": scale[current[0]]})
+    monkeypatch.setattr(po, "_reference_reruns", lambda *a: {"b": reference[current[0]]})
+    monkeypatch.setattr(po, "unit_rerun_s", lambda prof, block: 0.5)  # the profiled rerun
 
     class Prof:
         blocks = ["b"]
@@ -189,9 +191,10 @@ def test_region_options_are_priced_per_round_against_that_rounds_plain_forward(m
     session = Session(None, {}, (), Prof)
     session.params = ["p"]  # a trainable parameter: the options are measured
     po.measure_options(session, {"opt": {"b": None}}, rounds=3)
-    per_round = [(0.2 + 0.05) * 1.0, (0.4 + 0.0) * 0.5, (0.1 + 0.30) * 2.0]  # 0.25, 0.2, 0.8
+    per_round = [0.2 + 0.0, 0.4 + 0.05, 0.1 + 0.30]  # 0.2, 0.45, 0.4: median 0.4
     held, seconds = Prof.policy_costs["b"]["opt"]
-    assert held == 120 and seconds == pytest.approx(sorted(per_round)[1])
+    assert held == 120 and seconds == pytest.approx(0.4 * 0.5 / 1.0)
+    assert sorted(per_round)[1] == pytest.approx(0.4)
     assert measured_steps == [["b"]] * 3  # one step per round for the option
 
 

@@ -449,9 +449,9 @@ def test_region_cost_is_timed_in_a_block_alone(monkeypatch, grouped):
     table = session.table
     if grouped:
         assert timed and all(fn is model[0] for fn in timed)  # block 0 alone, every step
-        assert routed[:3] == [{table["0.n"]}] * 3  # its leaf that saves, 3 rounds
-        # then its children that save (here the same leaf): block 0's layers only
-        assert routed[3:] == [{table["0.n"]}] * 3
+        # its leaf that saves and its children that save (here the same leaf), in turn for
+        # 3 rounds: block 0's layers only
+        assert routed == [{table["0.n"]}] * 6
     else:
         assert timed and all(fn is model for fn in timed)  # whole steps
         assert routed[0] == {table[f"{i}.n"] for i in range(4)}  # leaves of every block

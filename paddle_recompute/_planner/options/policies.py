@@ -102,11 +102,14 @@ def measure_options(session: Session, options: dict, rounds: int = ROUNDS) -> No
     ``prof.policy_costs[block][label]`` as (bytes held, seconds): ``rounds`` interleaved
     rounds, each a plain forward + backward (no region) and then, in rotating order, one per
     option with its wraps on the blocks (and one with every block a ``recompute_all`` region,
-    the reference of ``_clock_scale``).  Seconds are, per round, the rerun plus what the
-    region's forward took beyond the block's plain forward in the same round, scaled to
-    the profile's clock (``_clock_scale``), median over the rounds (one step on a loaded
-    machine is noise, and a forward that keeps tensors pays for their allocation as the
-    plain one does: neither is the region's cost).  An
+    the reference of the clock scale).  Seconds are the median over the rounds of the rerun
+    plus what the region's forward took beyond the block's plain forward, scaled to the
+    profile's clock (``_scales``).  Both references are medians over the rounds, not the
+    round's own sample: one step on a loaded machine is noise, and a reference sample in a
+    round moved every option of that round with it (the GPT harness on CPU: one round's
+    scale 1.1, the next's 1.56; a plain forward 0.29 to 0.36 s, where a region's own
+    forward cost is a few milliseconds).  A forward that keeps tensors pays for their
+    allocation as the plain one does: that is not the region's cost.  An
     option whose run fails is left out with a warning naming it, and recorded as failed
     (``None`` for each of its blocks): providers offer it nowhere, and a later plan on the
     profile does not run it again.  Nothing when the blocks
@@ -116,6 +119,8 @@ def measure_options(session: Session, options: dict, rounds: int = ROUNDS) -> No
         return
     samples: dict = {label: {} for label in options}
     failed: list = []
+    plains: dict = {}
+    references: dict = {}
     units = list(dict.fromkeys(u for wraps in options.values() for u in wraps))
     grad = grad_enabled()
     try:
@@ -123,8 +128,10 @@ def measure_options(session: Session, options: dict, rounds: int = ROUNDS) -> No
         for r in range(rounds):
             if not samples:  # every option failed
                 break
-            plain = _plain_forwards(session, units)
-            scale = _clock_scale(session, units)
+            for unit, seconds in _plain_forwards(session, units).items():
+                plains.setdefault(unit, []).append(seconds)
+            for unit, seconds in _reference_reruns(session, units).items():
+                references.setdefault(unit, []).append(seconds)
             labels = list(samples)
             for label in labels[r % len(labels):] + labels[:r % len(labels)]:
                 measured = _measured(session, options[label], label)
@@ -133,16 +140,19 @@ def measure_options(session: Session, options: dict, rounds: int = ROUNDS) -> No
                     failed.append(label)
                     continue
                 for block, calls in measured.items():
-                    held, seconds = _round_cost(calls, plain.get(block))
-                    samples[label].setdefault(block, []).append((held, seconds * scale.get(block, 1.0)))
+                    samples[label].setdefault(block, []).append(calls)
     finally:
         set_grad_enabled(grad)
     for label in failed:
         for block in options[label]:
             prof.policy_costs.setdefault(block, {})[label] = None
+    plain = {unit: statistics.median(v) for unit, v in plains.items()}
+    scale = _scales(prof, references)
     for label, per_block in samples.items():
         for block, rounds_ in per_block.items():
-            cost = (max(h for h, _ in rounds_), statistics.median(s for _, s in rounds_))
+            costs = [_round_cost(calls, plain.get(block)) for calls in rounds_]
+            cost = (max(h for h, _ in costs),
+                    statistics.median(s for _, s in costs) * scale.get(block, 1.0))
             prof.policy_costs.setdefault(block, {})[label] = cost
 
 
@@ -153,20 +163,24 @@ def _round_cost(calls: list, plain: float | None) -> tuple:
     return max(h for h, _, _ in calls), sum(r for _, r, _ in calls) + max(extra, 0.0)
 
 
-def _clock_scale(session, units) -> dict:
-    """Unit -> its profiled rerun over its rerun in a ``recompute_all`` region of this round.
+def _reference_reruns(session, units) -> dict:
+    """Unit -> its rerun's seconds in a ``recompute_all`` region (one step, every unit one)."""
+    wraps = dict.fromkeys(units, _wrap(policies.recompute_all))
+    measured = _measured(session, wraps, "policy:recompute_all (reference)") or {}
+    return {block: sum(r for _, r, _ in calls) for block, calls in measured.items()}
+
+
+def _scales(prof, references: dict) -> dict:
+    """Unit -> its profiled rerun over the median of its reference reruns.
 
     A rerun in backward takes longer than the profile's (on PaddleFormers' Llama at hidden
     512 on CPU about 1.5x: it allocates what it saves, where the profile's rerun discards
     it, and the machine's load drifts between the profile and the rounds), and ``full`` and
     ``sub`` are priced at the profile's; measured region options are scaled to that clock
-    by a region rerunning everything, timed in the same round."""
-    wraps = dict.fromkeys(units, _wrap(policies.recompute_all))
-    measured = _measured(session, wraps,
-                         "policy:recompute_all (reference)") or {}
+    by a region rerunning everything, timed in every round."""
     out = {}
-    for block, calls in measured.items():
-        rerun, profiled = sum(r for _, r, _ in calls), unit_rerun_s(session.prof, block)
+    for block, reruns in references.items():
+        rerun, profiled = statistics.median(reruns), unit_rerun_s(prof, block)
         if rerun > 0 and profiled:
             out[block] = profiled / rerun
     return out

@@ -7,7 +7,8 @@ noise; for a ``BatchNorm`` or an activation it is many times the rerun (measured
 a ``BatchNorm2D`` on 2x8x8x8 reruns in ~27 us, the region costs ~85 us more alone and more
 inside a model), so a planner blind to it picks dozens of tiny regions.  ``plan`` measures
 it once per profile: up to ``_LEAVES`` leaf calls that save bytes become regions at once,
-a forward and backward with them is timed against one without (interleaved, medians over
+a forward and backward with them is timed against the plain ones on either side of it
+(interleaved with the next measurement, which shares a plain step with it; medians over
 ``_ROUNDS``), and the same with the model's large parts (its stages) as regions.  A region
 also costs in proportion to what it saves (measured on CPU: a run of a ShuffleNet's first
 stages, predicted 1.7 ms from its reruns, cost 11.5 ms: each saved tensor is packed and
@@ -46,36 +47,50 @@ def measure_region_overhead(session: Session, alike: dict | None = None) -> floa
     prof = session.prof
     if prof.region_s is not None:
         return prof.region_s
-    session, small, large = _where(session, alike or {})
+    timed, small, large = _where(session, alike or {})
     prof.region_s, prof.save_s = 0.0, 0.0
-    if not small or not session.params:
+    if not small or not timed.params:
         return 0.0
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        session.step()  # warm-up
-        fits = [_growth(session, small)]
-        if large:
-            try:
-                fits.append(_growth(session, large))
-            except RecomputeError:  # a large part that cannot be a region: per region alone
-                pass
+        if timed is session:  # whole steps; a block alone ran in the options' rounds
+            timed.step()  # warm-up
+        fits = _growths(timed, [small, large] if large else [small])
     finally:
         set_grad_enabled(grad)
     prof.region_s, prof.save_s = _fit(fits)
     return prof.region_s
 
 
-def _growth(session: Session, layers: list) -> tuple:
-    table, prof = session.table, session.prof
-    """(regions, tensors they save, step growth less their reruns) with ``layers`` as regions."""
-    growth = []
+def _growths(session: Session, configs: list) -> list[tuple]:
+    """Per list of layers in ``configs`` (the small regions, then the large ones): (regions,
+    tensors they save, step growth less their reruns) with those layers as regions.  Each
+    round times every configuration between plain steps, one plain step shared by the
+    configurations on either side of it; a configuration that cannot be a region (a large
+    part that raises) is dropped, so the small regions alone are fitted."""
+    table = session.table
+    growth: list = [[] for _ in configs]
+    live = list(range(len(configs)))
+    before = session.step()
     for _ in range(_ROUNDS):
-        before = session.step()
-        with route_forwards([(table[name], recompute_forward) for name in layers]):
-            timed = session.step()
-        after = session.step()
-        growth.append(timed - (before + after) / 2)
+        for i in list(live):
+            try:
+                with route_forwards([(table[name], recompute_forward) for name in configs[i]]):
+                    step = session.step()
+            except RecomputeError:
+                if i == 0:
+                    raise
+                live.remove(i)
+                continue
+            after = session.step()
+            growth[i].append(step - (before + after) / 2)
+            before = after
+    return [_fit_row(session.prof, configs[i], growth[i]) for i in live]
+
+
+def _fit_row(prof, layers: list, growth: list) -> tuple:
+    """(regions, tensors they save, median growth less their reruns) of ``layers``."""
     calls = [c for c in prof.calls.values() if c.layer in set(layers)]
     reruns = sum(prof.layers[name].recompute_s or 0.0 for name in layers)
     return len(calls), sum(c.saves for c in calls), statistics.median(growth) - reruns
