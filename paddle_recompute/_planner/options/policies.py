@@ -11,7 +11,7 @@ planner's clock (NOTE [ Planning clock ] in ``harness.py``: CPU time on the CPU)
 A policy region also costs time in forward: every operator call passes through Python to
 be numbered and shown to the policy.  So each block's forward is timed in both steps, and
 an option's time is its rerun plus what its region's forward took beyond the block's plain
-forward of the same round, median over the rounds.  The plain forward is the reference,
+forward (its median over the rounds), median over the rounds.  The plain forward is the reference,
 not the profile's rerun: a forward that keeps tensors pays for allocating them, as the
 plain forward keeping them for backward does (PaddleFormers' Llama at hidden 512 on CPU: a
 region keeping everything took ~150 ms more than the block's rerun, which keeps nothing,
