@@ -54,8 +54,8 @@ def measure_region_overhead(session: Session, alike: dict | None = None) -> floa
     grad = grad_enabled()
     try:
         set_grad_enabled(True)
-        if timed is session:  # whole steps; a block alone ran in the options' rounds
-            timed.step()  # warm-up
+        if timed is session:  # whole steps: warm up (a block alone ran in the options'
+            timed.step()  # rounds, if any; a cold first plain step moves one sample of three)
         fits = _growths(timed, [small, large] if large else [small])
     finally:
         set_grad_enabled(grad)
