@@ -243,9 +243,8 @@ def _rounds(timed: _Timed, rounds: int) -> list[float]:
     measurement ]: blocks alone need none)."""
     n = len(timed.plans)
     items = timed.items(range(n))
-    for item in items:
-        if isinstance(item, int):  # a whole step, not a block alone
-            timed(item)
+    for i in timed.whole:
+        timed(i)
     times: list[list[float]] = [[] for _ in range(n)]
     for r in range(1, rounds + 1):
         k = r % len(items) if items else 0
