@@ -159,15 +159,19 @@ def test_an_operator_point_that_fails_is_left_out_and_not_run_again(monkeypatch)
 
 
 def test_region_options_are_priced_against_the_rounds_median_references(monkeypatch):
-    """Seconds: per round, rerun + forward beyond the median plain forward (never below 0);
-    the median over rounds, x the clock scale (profiled rerun / median reference rerun).
-    Bytes: the most held.  One round's references do not move that round's price."""
+    """Seconds: the median rerun over the rounds, plus one forward extra for the block (the
+    median over every option and round of its forward less the median plain forward, never
+    below 0: NOTE [ Region forward ]), x the clock scale (profiled rerun / median reference
+    rerun).  Bytes: the most held.  One round's references do not move that round's price."""
     from paddle_recompute._planner.options import policies as po
 
     rounds = iter(range(100))
     plain = [0.30, 0.50, 0.40]  # the block's plain forward, per round: median 0.40
     reference = [1.0, 2.0, 0.5]  # the block's rerun in a recompute_all region: median 1.0
-    region = [(100, 0.2, 0.35), (120, 0.4, 0.45), (110, 0.1, 0.70)]  # (held, rerun, forward)
+    regions = {  # per option, per round: (held, rerun, forward)
+        "A": [(100, 0.2, 0.35), (120, 0.4, 0.45), (110, 0.1, 0.70)],  # reruns: median 0.2
+        "B": [(50, 0.6, 0.40), (60, 0.5, 0.42), (55, 0.7, 0.41)],  # reruns: median 0.6
+    }
     current = [0]
     measured_steps = []
 
@@ -176,8 +180,8 @@ def test_region_options_are_priced_against_the_rounds_median_references(monkeypa
         return {"b": plain[current[0]]}
 
     def fake_measure(session, wraps):
-        measured_steps.append(sorted(wraps))
-        return {"b": [region[current[0]]]}
+        measured_steps.append(wraps["b"])
+        return {"b": [regions[wraps["b"]][current[0]]]}
 
     monkeypatch.setattr(po, "_plain_forwards", fake_plain)
     monkeypatch.setattr(po, "_measure", fake_measure)
@@ -190,12 +194,24 @@ def test_region_options_are_priced_against_the_rounds_median_references(monkeypa
 
     session = Session(None, {}, (), Prof)
     session.params = ["p"]  # a trainable parameter: the options are measured
-    po.measure_options(session, {"opt": {"b": None}}, rounds=3)
-    per_round = [0.2 + 0.0, 0.4 + 0.05, 0.1 + 0.30]  # 0.2, 0.45, 0.4: median 0.4
+    po.measure_options(session, {"opt": {"b": "A"}, "other": {"b": "B"}}, rounds=3)
+    # forwards less the median plain one: A -0.05, 0.05, 0.30; B 0.0, 0.02, 0.01: median 0.015
+    # (A's own would be 0.05: one option's three rounds are not the block's figure)
+    extra = 0.015
     held, seconds = Prof.policy_costs["b"]["opt"]
-    assert held == 120 and seconds == pytest.approx(0.4 * 0.5 / 1.0)
-    assert sorted(per_round)[1] == pytest.approx(0.4)
-    assert measured_steps == [["b"]] * 3  # one step per round for the option
+    assert held == 120 and seconds == pytest.approx((0.2 + extra) * 0.5 / 1.0)
+    held, seconds = Prof.policy_costs["b"]["other"]
+    assert held == 60 and seconds == pytest.approx((0.6 + extra) * 0.5 / 1.0)
+    assert sorted(measured_steps) == ["A"] * 3 + ["B"] * 3  # one step per round per option
+
+
+def test_the_region_forward_extra_is_never_below_zero():
+    from paddle_recompute._planner.options import policies as po
+
+    samples = {"opt": {"b": [[(0, 0.1, 0.2)], [(0, 0.1, 0.25)]]}}
+    assert po._forward_extras(samples, {"b": [0.3, 0.4]}) == {"b": 0.0}
+    assert po._forward_extras(samples, {"b": [0.1, 0.2]}) == {"b": pytest.approx(0.075)}
+    assert po._forward_extras(samples, {}) == {}  # no plain forward of the block: none
 
 
 class _TableBlock(nn.Layer):

@@ -15,11 +15,11 @@ experts without tokens) applies it on every batch (NOTE [ Operator sequences tha
 The model ranks the points; the options' costs are then measured like the policy options'
 (``policy_options.measure_options``): interleaved rounds of one forward and backward per
 point with it on every unit and one plain, reading each region's held device bytes and
-rerun time, plus what its forward took beyond the unit's median plain forward (median over
-the rounds).  Operator times recorded in forward and measured reruns differ
-(on PaddleFormers' Llama at hidden 512 on CPU by up to 2x either way on a loaded machine),
-so ranking by the model and pricing by measurement
-puts the options on the same footing as the policies beside them.  A point whose run fails
+rerun time (median over the rounds), plus what a region's forward takes beyond the unit's
+plain forward (one figure per unit: NOTE [ Region forward ] there).  Operator times
+recorded in forward and measured reruns differ (on PaddleFormers' Llama at hidden 512 on
+CPU by up to 2x either way on a loaded machine), so ranking by the model and pricing by
+measurement puts the options on the same footing as the policies beside them.  A point whose run fails
 is left out where it failed, and a later plan on the profile does not run it again
 (``measure_options`` records the failure); points not measured (runs of calls) keep the
 model's cost.  An option's memory is the unit's inputs (a region holds them) plus

@@ -10,8 +10,9 @@ and the time its rerun took (``MeasuredFrame`` in ``options/policy_frame.py``), 
 planner's clock (NOTE [ Planning clock ] in ``harness.py``: CPU time on the CPU).
 A policy region also costs time in forward: every operator call passes through Python to
 be numbered and shown to the policy.  So each block's forward is timed in both steps, and
-an option's time is its rerun plus what its region's forward took beyond the block's plain
-forward (its median over the rounds), median over the rounds.  The plain forward is the reference,
+an option's time is its rerun (median over the rounds) plus what a region's forward takes
+beyond the block's plain forward, one figure per block over all its options and rounds
+(NOTE [ Region forward ]).  The plain forward is the reference,
 not the profile's rerun: a forward that keeps tensors pays for allocating them, as the
 plain forward keeping them for backward does (PaddleFormers' Llama at hidden 512 on CPU: a
 region keeping everything took ~150 ms more than the block's rerun, which keeps nothing,
@@ -45,7 +46,7 @@ __all__ = ["register_policy_option", "measure_policies", "policy_wraps", "measur
            "POLICY_KINDS", "ROUNDS"]
 
 POLICY_KINDS: dict[str, Callable] = {}
-ROUNDS = 3  # interleaved rounds measuring the region options
+ROUNDS = 2  # interleaved rounds measuring the region options (NOTE [ Region forward ])
 
 
 def register_policy_option(kind: str, policy: Callable) -> None:
@@ -103,7 +104,8 @@ def measure_options(session: Session, options: dict, rounds: int = ROUNDS) -> No
     rounds, each a plain forward + backward (no region) and then, in rotating order, one per
     option with its wraps on the blocks (and one with every block a ``recompute_all`` region,
     the reference of the clock scale).  Seconds are the median over the rounds of the rerun
-    plus what the region's forward took beyond the block's plain forward, scaled to the
+    plus what a region's forward takes beyond the block's plain forward (one figure per
+    block, pooled over its options and rounds: NOTE [ Region forward ]), scaled to the
     profile's clock (``_scales``).  Both references are medians over the rounds, not the
     round's own sample: one step on a loaded machine is noise, and a reference sample in a
     round moved every option of that round with it (the GPT harness on CPU: one round's
@@ -146,21 +148,44 @@ def measure_options(session: Session, options: dict, rounds: int = ROUNDS) -> No
     for label in failed:
         for block in options[label]:
             prof.policy_costs.setdefault(block, {})[label] = None
-    plain = {unit: statistics.median(v) for unit, v in plains.items()}
     scale = _scales(prof, references)
+    extra = _forward_extras(samples, plains)
     for label, per_block in samples.items():
         for block, rounds_ in per_block.items():
-            costs = [_round_cost(calls, plain.get(block)) for calls in rounds_]
-            cost = (max(h for h, _ in costs),
-                    statistics.median(s for _, s in costs) * scale.get(block, 1.0))
+            rerun = statistics.median(sum(r for _, r, _ in calls) for calls in rounds_)
+            cost = (max(h for calls in rounds_ for h, _, _ in calls),
+                    (rerun + extra.get(block, 0.0)) * scale.get(block, 1.0))
             prof.policy_costs.setdefault(block, {})[label] = cost
 
 
-def _round_cost(calls: list, plain: float | None) -> tuple:
-    """(bytes held, seconds) of one round's calls of a block: [(held, rerun, forward)]."""
-    forward = sum(f for _, _, f in calls)
-    extra = forward - plain if plain is not None else 0.0
-    return max(h for h, _, _ in calls), sum(r for _, r, _ in calls) + max(extra, 0.0)
+def _forward_extras(samples: dict, plains: dict) -> dict:
+    """Unit -> what a region's forward takes beyond the unit's plain forward: the median,
+    over every option and round, of its forward less the median plain one, at least 0.
+
+    One figure per unit, not per option (NOTE [ Region forward ])."""
+    plain = {unit: statistics.median(v) for unit, v in plains.items()}
+    extras: dict = {}
+    for per_block in samples.values():
+        for block, rounds_ in per_block.items():
+            if block in plain:
+                extras.setdefault(block, []).extend(
+                    sum(f for _, _, f in calls) - plain[block] for calls in rounds_)
+    return {block: max(statistics.median(v), 0.0) for block, v in extras.items()}
+
+
+# NOTE [ Region forward ]: a region's forward costs beyond the plain one what its hooks do
+# per operator (number it, ask the policy), the same for every policy on a unit.  It is
+# small against a forward of hundreds of milliseconds (pooled as below: 0 and 10 ms in two
+# plans of the Llama that follows), and a per-option estimate (its forward
+# less the plain one, three rounds) is the difference of two noisy steps: on PaddleFormers'
+# Llama at hidden 512 on CPU a decoder layer's forward took 350 +- 40 ms, and per-option
+# extras of 0 to 100 ms moved ``ops:3`` from 84 to 188 ms between two plans of the same
+# model, whose reruns measured 64-87 ms in both, and reordered the points (``ops:1``
+# priced above ``ops:0``).  Pooled over every option and round of the unit (9 options x
+# ``ROUNDS`` there), the options' order is their reruns' order, and two rounds price them
+# as steadily as three: ``ops:3`` at 84, 86 and 70 ms and ``ops:4`` at 47, 45 and 30 ms in
+# three fresh plans (three rounds, pooled: 113, 90 and 99 ms; 62, 41 and 41 ms; per
+# option: 188, 84, 96 and 90 ms; 134, 37, 31 and 35 ms), at two thirds of the steps.
 
 
 def _reference_reruns(session, units) -> dict:

@@ -206,11 +206,9 @@ def plan(
         with timings.stage("solve"):
             plans = _block_plans(prof, table, cands, budget, solver, kinds, final_rounds)
     with timings.stage("final"):
-        short = shortlist(plans, budget)
-        if len(short) > 1 and final_rounds:
-            if not alike:  # blocks timed alone
-                alike = alike_blocks(session)
-            short = worth_timing(short, alike, table)
+        short = worth_timing(shortlist(plans, budget)) if final_rounds else plans[:1]
+        if len(short) > 1 and not alike:  # blocks timed alone
+            alike = alike_blocks(session)
         chosen = measure_final(session, short, final_rounds, alike=alike)[0]
     chosen.structure = prof.structure
     chosen.timings = timings.as_dict()
